@@ -1,0 +1,1 @@
+"""The project's package: network, training logic (module), data and command line."""

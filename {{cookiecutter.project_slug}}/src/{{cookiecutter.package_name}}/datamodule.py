@@ -1,0 +1,138 @@
+"""Data: load arrays, split them reproducibly, and serve them as DataLoaders."""
+
+from pathlib import Path
+
+import lightning as L
+import numpy as np
+import torch
+from torch.utils.data import DataLoader, Subset, TensorDataset
+
+
+class DataFileError(ValueError):
+    """A data file the user pointed at cannot be used; the message says why."""
+
+
+def load_digits_arrays() -> tuple[np.ndarray, np.ndarray]:
+    """The 8x8 handwritten digits bundled with scikit-learn: no download needed."""
+    from sklearn.datasets import load_digits  # imported here: only this data set needs it
+
+    digits = load_digits()
+    x = (digits.data / 16.0).astype(np.float32)  # (N, 64): 8x8 pixels scaled to [0, 1]
+    return x, digits.target.astype(np.int64)
+
+
+def load_npz_arrays(path: Path) -> tuple[np.ndarray, np.ndarray]:
+    """Read arrays ``x`` (features) and ``y`` (integer labels 0..C-1) from an ``.npz`` file."""
+
+    def fail(problem: str) -> DataFileError:
+        return DataFileError(
+            f"Cannot use data file '{path}': {problem}. A data file is an .npz archive with an "
+            "array 'x' of finite numbers (one row per sample) and an array 'y' of integer "
+            "class labels 0..C-1 of the same length, written e.g. with "
+            "numpy.savez('data.npz', x=x, y=y)."
+        )
+
+    if not path.is_file():
+        raise fail("no such file")
+    try:
+        with np.load(path, allow_pickle=False) as archive:
+            arrays = {name: archive[name] for name in archive.files}
+    except Exception as error:  # numpy raises several types for a corrupt archive
+        raise fail(f"it is not a readable .npz archive ({type(error).__name__}: {error})") from None
+    if not {"x", "y"} <= arrays.keys():
+        raise fail(f"it must hold arrays 'x' and 'y', found {sorted(arrays)}")
+    x, y = arrays["x"], arrays["y"]
+    if x.ndim < 2 or y.ndim != 1 or len(x) != len(y):
+        raise fail(f"'x' has shape {x.shape} and 'y' {y.shape}; expected (N, ...) and (N,)")
+    if len(y) == 0:
+        raise fail("it holds no samples")
+    if not (np.issubdtype(x.dtype, np.floating) or np.issubdtype(x.dtype, np.integer)):
+        raise fail(f"'x' has dtype {x.dtype}, expected floats or integers")
+    if not np.issubdtype(y.dtype, np.integer):
+        raise fail(f"'y' has dtype {y.dtype}, expected integers")
+    if not np.isfinite(x).all():
+        raise fail(f"'x' holds {np.size(x) - np.isfinite(x).sum()} non-finite values (NaN or Inf)")
+    if y.min() < 0:
+        raise fail(f"'y' holds the negative label {y.min()}; labels must be 0..C-1")
+    return x.astype(np.float32), y.astype(np.int64)
+
+
+class ClassificationDataModule(L.LightningDataModule):
+    """Serves a classification data set split once, reproducibly, into train / val / test.
+
+    Args:
+        data_path: An ``.npz`` file with arrays ``x`` and ``y``; ``None`` uses the bundled digits.
+        batch_size: Samples per batch and per device.
+        val_fraction: Share of the samples held out for validation.
+        test_fraction: Share of the samples held out for the final test.
+        split_seed: Seed of the split; fixed apart from the training seed so that every run is
+            scored on the same test samples.
+        num_workers: DataLoader worker processes; 0 loads in the main process.
+        pin_memory: Page-locked host memory, faster copies to a GPU; useless on CPU.
+        persistent_workers: Keep workers alive between epochs (needs ``num_workers > 0``).
+    """
+
+    def __init__(
+        self,
+        data_path: Path | None = None,
+        batch_size: int = 64,
+        val_fraction: float = 0.15,
+        test_fraction: float = 0.15,
+        split_seed: int = 0,
+        num_workers: int = 0,
+        pin_memory: bool = False,
+        persistent_workers: bool = False,
+    ) -> None:
+        super().__init__()
+        if persistent_workers and num_workers == 0:
+            raise ValueError("data.persistent_workers=true needs data.num_workers > 0.")
+        if not (val_fraction > 0 and test_fraction > 0 and val_fraction + test_fraction < 1):
+            raise ValueError(
+                f"data.val_fraction={val_fraction} and data.test_fraction={test_fraction} must be "
+                "positive and sum to less than 1."
+            )
+        self.save_hyperparameters()
+        # Loaded here, not in setup(), so that the model's input and output sizes are known when
+        # the CLI builds it, and a bad file is reported before anything is written.
+        if data_path is None:
+            x, y = load_digits_arrays()
+        else:
+            x, y = load_npz_arrays(Path(data_path))
+        self.dataset = TensorDataset(torch.from_numpy(x), torch.from_numpy(y))
+        self.num_features = int(np.prod(x.shape[1:]))
+        self.num_classes = int(y.max()) + 1
+        self.train_set, self.val_set, self.test_set = self._split(len(y))
+
+    def _split(self, num_samples: int) -> tuple[Subset, Subset, Subset]:
+        generator = torch.Generator().manual_seed(self.hparams.split_seed)
+        order = torch.randperm(num_samples, generator=generator).tolist()
+        num_val = round(num_samples * self.hparams.val_fraction)
+        num_test = round(num_samples * self.hparams.test_fraction)
+        if min(num_val, num_test, num_samples - num_val - num_test) < 1:
+            raise DataFileError(
+                f"{num_samples} samples are too few to split into train, val and test sets."
+            )
+        val, test, train = np.split(order, [num_val, num_val + num_test])
+        return Subset(self.dataset, train), Subset(self.dataset, val), Subset(self.dataset, test)
+
+    def _loader(self, dataset: Subset, shuffle: bool = False) -> DataLoader:
+        return DataLoader(
+            dataset,
+            batch_size=self.hparams.batch_size,
+            shuffle=shuffle,
+            num_workers=self.hparams.num_workers,
+            pin_memory=self.hparams.pin_memory,
+            persistent_workers=self.hparams.persistent_workers,
+        )
+
+    def train_dataloader(self) -> DataLoader:
+        return self._loader(self.train_set, shuffle=True)
+
+    def val_dataloader(self) -> DataLoader:
+        return self._loader(self.val_set)
+
+    def test_dataloader(self) -> DataLoader:
+        return self._loader(self.test_set)
+
+    def predict_dataloader(self) -> DataLoader:
+        return self._loader(self.test_set)

@@ -1,0 +1,140 @@
+"""Training logic: how the network is trained, evaluated and used for prediction."""
+
+import lightning as L
+import torch
+import torch.nn.functional as F
+from lightning.pytorch.cli import LRSchedulerCallable, OptimizerCallable
+from torch import Tensor
+from torchmetrics import MaxMetric
+from torchmetrics.classification import MulticlassAccuracy
+
+from {{ cookiecutter.package_name }}.network import MLP
+
+
+class Classifier(L.LightningModule):
+    """Trains the MLP with cross-entropy and reports loss and accuracy for every stage.
+
+    Args:
+        num_features: Input size, linked from the data module by the CLI.
+        num_classes: Number of classes, linked from the data module by the CLI.
+        hidden_dim: Width of the hidden layers.
+        dropout: Dropout probability after each hidden layer.
+        optimizer: Builds the optimizer from the parameters; chosen in the config.
+        scheduler: Builds the learning-rate scheduler, stepped once per epoch; optional.
+{%- if cookiecutter.optimization == "manual" %}
+        accumulate_grad_batches: Batches whose gradients are summed before one optimizer step.
+        gradient_clip_val: Largest allowed gradient norm (over all parameters); ``None`` disables.
+{%- endif %}
+    """
+
+    def __init__(
+        self,
+        num_features: int,
+        num_classes: int,
+        hidden_dim: int = 128,
+        dropout: float = 0.1,
+        optimizer: OptimizerCallable = torch.optim.AdamW,
+        scheduler: LRSchedulerCallable | None = None,
+{%- if cookiecutter.optimization == "manual" %}
+        accumulate_grad_batches: int = 1,
+        gradient_clip_val: float | None = None,
+{%- endif %}
+    ) -> None:
+        super().__init__()
+{%- if cookiecutter.optimization == "manual" %}
+        if accumulate_grad_batches < 1:
+            raise ValueError(
+                f"model.accumulate_grad_batches must be >= 1, not {accumulate_grad_batches}"
+            )
+        # training_step calls backward() and step() itself; Lightning only runs the loop.
+        self.automatic_optimization = False
+{%- endif %}
+        # The callables are code, not data: kept out of the checkpoint's hyperparameters.
+        self.save_hyperparameters(ignore=["optimizer", "scheduler"])
+        self.optimizer = optimizer
+        self.scheduler = scheduler
+        self.net = MLP(num_features, num_classes, hidden_dim, dropout)
+        # One metric object per stage, so their states never mix.
+        self.train_acc = MulticlassAccuracy(num_classes, average="micro")
+        self.val_acc = MulticlassAccuracy(num_classes, average="micro")
+        self.test_acc = MulticlassAccuracy(num_classes, average="micro")
+        self.val_acc_best = MaxMetric()
+
+    def forward(self, x: Tensor) -> Tensor:
+        return self.net(x)  # (batch, num_classes) logits
+
+    def model_step(self, batch: tuple[Tensor, Tensor]) -> tuple[Tensor, Tensor, Tensor]:
+        """The computation shared by every stage: loss, predicted and true labels."""
+        x, y = batch
+        logits = self(x)  # (batch, num_classes)
+        loss = F.cross_entropy(logits, y)
+        return loss, logits.argmax(dim=1), y
+
+    def on_train_start(self) -> None:
+        # The sanity check ran validation before training: forget what it measured.
+        self.val_acc.reset()
+        self.val_acc_best.reset()
+{% if cookiecutter.optimization == "automatic" %}
+    def training_step(self, batch: tuple[Tensor, Tensor], batch_idx: int) -> Tensor:
+        loss, preds, y = self.model_step(batch)
+        self.train_acc(preds, y)
+        self.log("train/loss", loss, on_step=True, on_epoch=True, prog_bar=True)
+        self.log("train/acc", self.train_acc, on_step=False, on_epoch=True)
+        # Lightning runs backward, clipping, accumulation and step, set by the Trainer's flags.
+        return loss
+{%- else %}
+    def training_step(self, batch: tuple[Tensor, Tensor], batch_idx: int) -> Tensor:
+        optimizer = self.optimizers()
+        accumulate = self.hparams.accumulate_grad_batches
+        loss, preds, y = self.model_step(batch)
+        # Scale so that the gradients summed over the window average like one large batch.
+        self.manual_backward(loss / accumulate)
+        # Step at the end of each window, and at the end of the epoch for a partial window.
+        if (batch_idx + 1) % accumulate == 0 or self.trainer.is_last_batch:
+            if self.hparams.gradient_clip_val is not None:
+                self.clip_gradients(
+                    optimizer,
+                    gradient_clip_val=self.hparams.gradient_clip_val,
+                    gradient_clip_algorithm="norm",
+                )
+            optimizer.step()
+            optimizer.zero_grad()
+        self.train_acc(preds, y)
+        self.log("train/loss", loss, on_step=True, on_epoch=True, prog_bar=True)
+        self.log("train/acc", self.train_acc, on_step=False, on_epoch=True)
+        return loss
+
+    def on_train_epoch_end(self) -> None:
+        # In manual optimization Lightning steps no scheduler: one step per epoch, by hand.
+        scheduler = self.lr_schedulers()
+        if scheduler is not None:
+            scheduler.step()
+{%- endif %}
+
+    def validation_step(self, batch: tuple[Tensor, Tensor], batch_idx: int) -> None:
+        loss, preds, y = self.model_step(batch)
+        self.val_acc(preds, y)
+        self.log("val/loss", loss, on_step=False, on_epoch=True, prog_bar=True, sync_dist=True)
+        self.log("val/acc", self.val_acc, on_step=False, on_epoch=True, prog_bar=True)
+
+    def on_validation_epoch_end(self) -> None:
+        self.val_acc_best(self.val_acc.compute())
+        self.log("val/acc_best", self.val_acc_best.compute())
+
+    def test_step(self, batch: tuple[Tensor, Tensor], batch_idx: int) -> None:
+        loss, preds, y = self.model_step(batch)
+        self.test_acc(preds, y)
+        self.log("test/loss", loss, on_step=False, on_epoch=True, sync_dist=True)
+        self.log("test/acc", self.test_acc, on_step=False, on_epoch=True)
+
+    def predict_step(self, batch: tuple[Tensor, ...], batch_idx: int) -> Tensor:
+        x = batch[0]  # labels, if the batch has them, are not used
+        return self(x).argmax(dim=1)  # (batch,) predicted classes
+
+    def configure_optimizers(self) -> dict:
+        optimizer = self.optimizer(self.parameters())
+        if self.scheduler is None:
+            return {"optimizer": optimizer}
+        scheduler = self.scheduler(optimizer)
+        lr_scheduler = {"scheduler": scheduler, "interval": "epoch"}
+        return {"optimizer": optimizer, "lr_scheduler": lr_scheduler}

@@ -1,0 +1,61 @@
+"""Shared helpers: run ``train.py`` as a user does, in a subprocess, and find what it wrote."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+PROJECT_ROOT = Path(__file__).resolve().parents[1]
+
+# Small, quiet runs: a few batches, no progress bar or model summary in the captured output.
+FAST = [
+    "--trainer.max_epochs=1",
+    "--trainer.limit_train_batches=3",
+    "--trainer.limit_val_batches=2",
+    "--trainer.limit_test_batches=2",
+    "--trainer.limit_predict_batches=2",
+    "--trainer.enable_progress_bar=false",
+    "--trainer.enable_model_summary=false",
+]
+
+
+def train(*args: str, check: bool = True) -> subprocess.CompletedProcess:
+    """Run ``python train.py <args>`` from the project root and return the finished process."""
+    env = {**os.environ, "WANDB_MODE": "offline", "WANDB_SILENT": "true"}
+    result = subprocess.run(
+        [sys.executable, "train.py", *args],
+        cwd=PROJECT_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    if check and result.returncode != 0:
+        raise AssertionError(
+            f"train.py {' '.join(args)} exited with {result.returncode}:\n{result.stderr[-4000:]}"
+        )
+    return result
+
+
+def run_folders(root: Path) -> list[Path]:
+    """Every run folder under a ``--trainer.default_root_dir``: each holds its ``config.yaml``."""
+    return sorted(path.parent for path in root.glob("*/*/config.yaml"))
+
+
+def read_metrics(run_folder: Path, stage: str) -> dict[str, float]:
+    return json.loads((run_folder / f"{stage}_metrics.json").read_text())
+
+
+@pytest.fixture
+def npz_file(tmp_path: Path) -> Path:
+    """A small, learnable data set of the user's own: 3 classes of 2-D blobs."""
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 3, size=300)
+    x = rng.normal(size=(300, 2)).astype(np.float32) + 4 * y[:, None]
+    path = tmp_path / "blobs.npz"
+    np.savez(path, x=x, y=y)
+    return path

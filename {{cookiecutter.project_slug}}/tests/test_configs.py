@@ -1,0 +1,32 @@
+"""Every preset in configs/ loads, stacks on the default config and runs."""
+
+from pathlib import Path
+
+import pytest
+
+from .conftest import PROJECT_ROOT, train
+
+PRESETS = sorted(path.name for path in (PROJECT_ROOT / "configs").glob("*.yaml"))
+
+
+def test_the_presets_are_the_documented_ones():
+    assert PRESETS == ["bf16.yaml", "ddp.yaml", "debug.yaml", "default.yaml", "fp16.yaml"]
+
+
+@pytest.mark.parametrize("preset", PRESETS)
+def test_preset_runs_a_fast_dev_run(preset: str, tmp_path: Path):
+    args = ["fit", "--config=configs/default.yaml", f"--config=configs/{preset}"]
+    args += ["--trainer.fast_dev_run=true", f"--trainer.default_root_dir={tmp_path}"]
+    if preset == "ddp.yaml":  # two processes on a CPU machine
+        args += ["--trainer.accelerator=cpu", "--trainer.devices=2"]
+    result = train(*args)
+    if preset == "ddp.yaml":
+        assert "MEMBER: 2/2" in result.stderr + result.stdout
+    if preset == "fp16.yaml":  # float16 AMP needs CUDA; on CPU Lightning falls back to bf16
+        assert "bfloat16 Automatic Mixed Precision" in result.stderr + result.stdout
+
+
+def test_debug_preset_runs_its_small_limits(tmp_path: Path):
+    args = ["fit", "--config=configs/default.yaml", "--config=configs/debug.yaml"]
+    result = train(*args, f"--trainer.default_root_dir={tmp_path}")
+    assert "`Trainer.fit` stopped: `max_epochs=2` reached." in result.stderr + result.stdout

@@ -1,0 +1,99 @@
+"""Training, evaluation and prediction through ``train.py`` in subprocesses, as users run them."""
+
+import csv
+from pathlib import Path
+
+import pytest
+import torch
+import yaml
+
+from .conftest import FAST, read_metrics, run_folders, train
+
+
+@pytest.fixture(scope="module")
+def default_run(tmp_path_factory) -> Path:
+    """One full run of the untouched default config; returns its run folder."""
+    root = tmp_path_factory.mktemp("default")
+    train("fit", "--config=configs/default.yaml", f"--trainer.default_root_dir={root}")
+    [run] = run_folders(root)
+    return run
+
+
+def test_default_config_reaches_95_percent_test_accuracy(default_run: Path):
+    assert read_metrics(default_run, "test")["test/acc"] >= 0.95
+    assert (default_run / "checkpoints" / "best.ckpt").is_file()
+    assert (default_run / "checkpoints" / "last.ckpt").is_file()
+    saved_config = yaml.safe_load((default_run / "config.yaml").read_text())
+    assert saved_config["trainer"]["max_epochs"] == 20
+
+
+@pytest.mark.parametrize("command", ["validate", "test"])
+def test_evaluating_the_best_checkpoint_repeats_its_score(default_run, tmp_path, command):
+    best = default_run / "checkpoints" / "best.ckpt"
+    args = ["--config=configs/default.yaml", f"--trainer.default_root_dir={tmp_path}"]
+    train(command, *args, f"--ckpt_path={best}")
+    [run] = run_folders(tmp_path)
+    metrics = read_metrics(run, command)
+    saved = torch.load(best, weights_only=True)
+    if command == "validate":
+        [state] = [s for k, s in saved["callbacks"].items() if k.startswith("ModelCheckpoint")]
+        assert metrics["val/acc"] == pytest.approx(state["best_model_score"].item())
+    else:
+        assert metrics["test/acc"] == pytest.approx(read_metrics(default_run, "test")["test/acc"])
+
+
+def test_predict_writes_one_class_per_test_sample(default_run, tmp_path):
+    best = default_run / "checkpoints" / "best.ckpt"
+    train(
+        "predict",
+        "--config=configs/default.yaml",
+        f"--trainer.default_root_dir={tmp_path}",
+        f"--ckpt_path={best}",
+    )
+    [run] = run_folders(tmp_path)
+    with open(run / "predictions.csv") as file:
+        rows = list(csv.DictReader(file))
+    assert len(rows) == 270
+    assert {int(row["prediction"]) for row in rows} <= set(range(10))
+
+
+def test_fit_resumes_from_last_checkpoint_in_a_new_run_folder(tmp_path):
+    args = ["fit", "--config=configs/default.yaml", f"--trainer.default_root_dir={tmp_path}", *FAST]
+    train(*args)
+    [first] = run_folders(tmp_path)
+    train(*args, "--trainer.max_epochs=2", f"--ckpt_path={first / 'checkpoints' / 'last.ckpt'}")
+    [_, second] = run_folders(tmp_path)
+    resumed = torch.load(second / "checkpoints" / "last.ckpt", weights_only=True)
+    assert (resumed["epoch"], resumed["global_step"]) == (1, 6)  # two epochs of 3 steps
+
+
+def test_print_config_output_runs_as_given(tmp_path):
+    printed = train("fit", "--config=configs/default.yaml", *FAST, "--print_config").stdout
+    config = tmp_path / "printed.yaml"
+    config.write_text(printed)
+    root = tmp_path / "runs"
+    train("fit", f"--config={config}", f"--trainer.default_root_dir={root}")
+    [run] = run_folders(root)
+    expected = yaml.safe_load(printed)
+    expected["trainer"]["default_root_dir"] = str(root)
+    assert yaml.safe_load((run / "config.yaml").read_text()) == expected
+
+
+def test_misspelt_config_key_is_named_without_traceback():
+    result = train("fit", "--config=configs/default.yaml", "--model.hiden_dim=3", check=False)
+    assert result.returncode != 0
+    assert "hiden_dim" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_fit_on_users_own_npz_file(npz_file, tmp_path):
+    train(
+        "fit",
+        "--config=configs/default.yaml",
+        f"--trainer.default_root_dir={tmp_path}",
+        f"--data.data_path={npz_file}",
+        "--trainer.max_epochs=5",
+        "--model.scheduler.init_args.T_max=5",
+    )
+    [run] = run_folders(tmp_path)
+    assert read_metrics(run, "test")["test/acc"] >= 0.9
