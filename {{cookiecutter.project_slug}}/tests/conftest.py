@@ -42,8 +42,12 @@ def train(*args: str, check: bool = True) -> subprocess.CompletedProcess:
 
 
 def run_folders(root: Path) -> list[Path]:
-    """Every run folder under a ``--trainer.default_root_dir``: each holds its ``config.yaml``."""
-    return sorted(path.parent for path in root.glob("*/*/config.yaml"))
+    """Every run folder under a ``--trainer.default_root_dir``, oldest first.
+
+    Each holds its ``config.yaml``; W&B names its folders by random run ids, hence the sort by time.
+    """
+    configs = sorted(root.glob("*/*/config.yaml"), key=lambda path: path.stat().st_mtime)
+    return [path.parent for path in configs]
 
 
 def read_metrics(run_folder: Path, stage: str) -> dict[str, float]:

@@ -92,8 +92,6 @@ def test_fit_on_users_own_npz_file(npz_file, tmp_path):
         "--config=configs/default.yaml",
         f"--trainer.default_root_dir={tmp_path}",
         f"--data.data_path={npz_file}",
-        "--trainer.max_epochs=5",
-        "--model.scheduler.init_args.T_max=5",
     )
     [run] = run_folders(tmp_path)
     assert read_metrics(run, "test")["test/acc"] >= 0.9
