@@ -24,6 +24,8 @@ def main() -> None:
         remove(project / ".github")
     if ANSWERS["license"] == "none":
         remove(project / "LICENSE")
+    if ANSWERS["optimization"] == "automatic":  # the parity test checks a hand-written loop
+        remove(project / "tests" / "test_manual_optimization.py")
 
     print(
         f"""

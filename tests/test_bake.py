@@ -23,15 +23,22 @@ COMMON_FILES = {
     "configs/fp16.yaml",
     "pyproject.toml",
     "src/digit_classifier/__init__.py",
+    "src/digit_classifier/checkpointing.py",
     "src/digit_classifier/cli.py",
     "src/digit_classifier/datamodule.py",
     "src/digit_classifier/module.py",
     "src/digit_classifier/network.py",
+    "src/digit_classifier/non_finite.py",
+    "src/digit_classifier/reproducibility.py",
     "tests/__init__.py",
     "tests/conftest.py",
+    "tests/signal_at_step.py",
+    "tests/test_checkpointing.py",
     "tests/test_configs.py",
     "tests/test_datamodule.py",
     "tests/test_network.py",
+    "tests/test_non_finite.py",
+    "tests/test_reliability.py",
     "tests/test_train.py",
     "train.py",
 }
@@ -45,6 +52,8 @@ def expected_files(answers: dict[str, str]) -> set[str]:
         files.add("LICENSE")
     if answers["ci"] == "github":
         files.add(".github/workflows/ci.yml")
+    if answers["optimization"] == "manual":
+        files.add("tests/test_manual_optimization.py")
     return files
 
 

@@ -68,16 +68,54 @@ def test_too_few_samples_to_split_is_refused(tmp_path):
         ClassificationDataModule(data_path=path)
 
 
-def test_cli_reports_a_bad_data_file_in_one_paragraph_and_writes_nothing(tmp_path):
+def test_labels_beyond_the_configured_classes_are_refused(tmp_path):
+    path = write_npz(tmp_path / "labels.npz", x=np.zeros((4, 2)), y=np.array([0, 1, 2, 3]))
+    with pytest.raises(DataFileError, match="label 3, out of range for data.num_classes=3"):
+        ClassificationDataModule(data_path=path, num_classes=3)
+
+
+BAD_FILES = {  # what the file holds -> (extra arguments, the problem the error must name)
+    "missing": ([], "no such file"),
+    "not an npz": ([], "it is not a readable .npz archive"),
+    "no y": ([], "it must hold arrays 'x' and 'y', found ['x']"),
+    "lengths differ": ([], "'x' has shape (10, 2) and 'y' (9,)"),
+    "float labels": ([], "'y' has dtype float64, expected integers"),
+    "labels out of range": (["--data.num_classes=3"], "'y' holds the label 9, out of range"),
+}
+
+
+def write_bad_file(path: Path, kind: str) -> None:
+    x, y = np.zeros((10, 2)), np.arange(10)
+    if kind == "not an npz":
+        path.write_text("a,b\n1,2\n")
+    elif kind == "no y":
+        np.savez(path, x=x)
+    elif kind == "lengths differ":
+        np.savez(path, x=x, y=y[:9])
+    elif kind == "float labels":
+        np.savez(path, x=x, y=y.astype(float))
+    elif kind == "labels out of range":
+        np.savez(path, x=x, y=y)
+
+
+@pytest.mark.parametrize(
+    "kind", [pytest.param(k, marks=[] if k == "missing" else pytest.mark.slow) for k in BAD_FILES]
+)
+def test_cli_reports_a_bad_data_file_in_one_paragraph_and_writes_nothing(tmp_path, kind):
+    extra_args, problem = BAD_FILES[kind]
+    path = tmp_path / "data.npz"
+    write_bad_file(path, kind)
     root = tmp_path / "runs"
     result = train(
         "fit",
         "--config=configs/default.yaml",
         f"--trainer.default_root_dir={root}",
-        f"--data.data_path={tmp_path / 'missing.npz'}",
+        f"--data.data_path={path}",
+        *extra_args,
         check=False,
     )
     assert result.returncode != 0
     assert "Traceback" not in result.stderr
-    assert f"Cannot use data file '{tmp_path / 'missing.npz'}': no such file" in result.stderr
+    [message] = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+    assert f"error: Cannot use data file '{path}': {problem}" in message
     assert not root.exists()

@@ -19,6 +19,7 @@ def default_run(tmp_path_factory) -> Path:
     return run
 
 
+@pytest.mark.slow
 def test_default_config_reaches_95_percent_test_accuracy(default_run: Path):
     assert read_metrics(default_run, "test")["test/acc"] >= 0.95
     assert (default_run / "checkpoints" / "best.ckpt").is_file()
@@ -27,6 +28,7 @@ def test_default_config_reaches_95_percent_test_accuracy(default_run: Path):
     assert saved_config["trainer"]["max_epochs"] == 20
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", ["validate", "test"])
 def test_evaluating_the_best_checkpoint_repeats_its_score(default_run, tmp_path, command):
     best = default_run / "checkpoints" / "best.ckpt"
@@ -42,6 +44,7 @@ def test_evaluating_the_best_checkpoint_repeats_its_score(default_run, tmp_path,
         assert metrics["test/acc"] == pytest.approx(read_metrics(default_run, "test")["test/acc"])
 
 
+@pytest.mark.slow
 def test_predict_writes_one_class_per_test_sample(default_run, tmp_path):
     best = default_run / "checkpoints" / "best.ckpt"
     train(
@@ -57,14 +60,26 @@ def test_predict_writes_one_class_per_test_sample(default_run, tmp_path):
     assert {int(row["prediction"]) for row in rows} <= set(range(10))
 
 
-def test_fit_resumes_from_last_checkpoint_in_a_new_run_folder(tmp_path):
+def test_fit_with_ckpt_path_last_continues_the_run_in_its_folder(tmp_path):
     args = ["fit", "--config=configs/default.yaml", f"--trainer.default_root_dir={tmp_path}", *FAST]
     train(*args)
-    [first] = run_folders(tmp_path)
-    train(*args, "--trainer.max_epochs=2", f"--ckpt_path={first / 'checkpoints' / 'last.ckpt'}")
-    [_, second] = run_folders(tmp_path)
-    resumed = torch.load(second / "checkpoints" / "last.ckpt", weights_only=True)
+    train(*args, "--trainer.max_epochs=2", "--ckpt_path=last")
+    [run] = run_folders(tmp_path)
+    resumed = torch.load(run / "checkpoints" / "last.ckpt", weights_only=True)
     assert (resumed["epoch"], resumed["global_step"]) == (1, 6)  # two epochs of 3 steps
+
+
+def test_fit_with_ckpt_path_last_and_no_run_says_so(tmp_path):
+    result = train(
+        "fit",
+        "--config=configs/default.yaml",
+        f"--trainer.default_root_dir={tmp_path}",
+        "--ckpt_path=last",
+        check=False,
+    )
+    assert result.returncode == 1
+    assert "Traceback" not in result.stderr
+    assert "--ckpt_path=last: no run under" in result.stderr
 
 
 def test_print_config_output_runs_as_given(tmp_path):
@@ -86,6 +101,7 @@ def test_misspelt_config_key_is_named_without_traceback():
     assert "Traceback" not in result.stderr
 
 
+@pytest.mark.slow
 def test_fit_on_users_own_npz_file(npz_file, tmp_path):
     train(
         "fit",

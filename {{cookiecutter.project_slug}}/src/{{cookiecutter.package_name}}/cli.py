@@ -3,6 +3,7 @@
 ``python train.py fit --config configs/default.yaml`` trains; ``validate``, ``test`` and
 ``predict`` evaluate or apply a checkpoint given with ``--ckpt_path``. Every value can be set in
 YAML or on the command line (``--model.hidden_dim=256``); ``--print_config`` shows them all.
+``fit --ckpt_path=last`` (or a path) continues a run in its own run folder.
 """
 
 import json
@@ -13,9 +14,18 @@ import torch
 from lightning.pytorch import LightningModule, Trainer
 from lightning.pytorch.callbacks import ModelCheckpoint
 from lightning.pytorch.cli import LightningArgumentParser, LightningCLI, SaveConfigCallback
+from lightning.pytorch.utilities.exceptions import SIGTERMException
 
+from {{ cookiecutter.package_name }}.checkpointing import (
+    CheckpointError,
+    StopOnSignal,
+    check_checkpoint_fits,
+    load_checkpoint,
+)
 from {{ cookiecutter.package_name }}.datamodule import ClassificationDataModule, DataFileError
 from {{ cookiecutter.package_name }}.module import Classifier
+from {{ cookiecutter.package_name }}.non_finite import NonFiniteError, NonFiniteGuard
+from {{ cookiecutter.package_name }}.reproducibility import ExactResume
 
 
 def run_directory(trainer: Trainer) -> Path:
@@ -55,8 +65,9 @@ class TrainCLI(LightningCLI):
         parser.link_arguments("data.num_classes", "model.num_classes", apply_on="instantiate")
         # Logs and checkpoints follow --trainer.default_root_dir.
         parser.link_arguments("trainer.default_root_dir", "trainer.logger.init_args.save_dir")
-        # Always on, configured under `checkpoint:` in the YAML.
+        # Always on, configured under `checkpoint:` and `non_finite:` in the YAML.
         parser.add_lightning_class_args(ModelCheckpoint, "checkpoint")
+        parser.add_lightning_class_args(NonFiniteGuard, "non_finite")
         parser.add_argument(
             "--test_after_fit",
             type=bool,
@@ -65,24 +76,25 @@ class TrainCLI(LightningCLI):
         )
 
     def _parse_ckpt_path(self) -> None:
-        """Report, never apply, hyperparameters of a ``--ckpt_path`` that differ from the config.
+        """Do not merge a checkpoint's hyperparameters into the config: see ``resolve_ckpt_path``.
 
-        Lightning's own version merges the checkpoint's values into the config, so that old values
-        silently win over the YAML (Lightning issues #20801, #21262). Here the config decides.
+        Lightning's own version lets old values silently win over the YAML (Lightning issues
+        #20801, #21262). Here the config decides, and differences are reported.
         """
-        subcommand = self.config.get("subcommand")
-        ckpt_path = self.config[subcommand].get("ckpt_path") if subcommand else None
-        if not ckpt_path or not Path(ckpt_path).is_file():
+
+    def before_instantiate_classes(self) -> None:
+        config = self.config[self.subcommand]
+        if config.ckpt_path is None:
             return
-        checkpoint = torch.load(ckpt_path, map_location="cpu", weights_only=True, mmap=True)
-        model_config = self.config[subcommand].model
-        for key, saved in checkpoint.get("hyper_parameters", {}).items():
-            if key in model_config and model_config[key] != saved:
-                print(
-                    f"Note: {ckpt_path} was trained with model.{key}={saved!r}; the config's "
-                    f"model.{key}={model_config[key]!r} is used.",
-                    file=sys.stderr,
-                )
+        config.ckpt_path = str(resolve_ckpt_path(config))
+        report_changed_hyperparameters(config)
+        if self.subcommand == "fit":
+            continue_in_run_folder(config)
+
+    def after_instantiate_classes(self) -> None:
+        ckpt_path = self.config[self.subcommand].ckpt_path
+        if ckpt_path is not None:
+            check_checkpoint_fits(self.model, ckpt_path)
 
     def after_fit(self) -> None:
         if not self.config.fit.test_after_fit or self.trainer.fast_dev_run:
@@ -113,15 +125,76 @@ class TrainCLI(LightningCLI):
             path.write_text(json.dumps(metrics, indent=2, sort_keys=True) + "\n")
 
 
+def logger_run_root(config) -> Path | None:
+    """``<save_dir>/<logger name>``, the folder that holds the configured logger's runs."""
+    logger = config.trainer.logger
+    if not logger or logger is True:
+        return None
+    name = logger.init_args.get("project") or logger.init_args.get("name") or ""
+    return Path(config.trainer.default_root_dir) / name
+
+
+def resolve_ckpt_path(config) -> Path:
+    """The checkpoint file to load: ``last`` is the newest run's ``last.ckpt``."""
+    if config.ckpt_path == "last":
+        run_root = logger_run_root(config) or Path(config.trainer.default_root_dir)
+        candidates = sorted(
+            run_root.glob("**/checkpoints/last.ckpt"), key=lambda path: path.stat().st_mtime
+        )
+        if not candidates:
+            raise CheckpointError(
+                f"--ckpt_path=last: no run under '{run_root}' has a checkpoints/last.ckpt to "
+                "continue from. Give the checkpoint's path instead."
+            )
+        return candidates[-1]
+    path = Path(config.ckpt_path)
+    if not path.is_file():
+        raise CheckpointError(f"--ckpt_path: no checkpoint file '{path}'.")
+    return path
+
+
+def report_changed_hyperparameters(config) -> None:
+    """Say which model hyperparameters differ from those the checkpoint was trained with."""
+    checkpoint = load_checkpoint(config.ckpt_path)
+    for key, saved in checkpoint.get("hyper_parameters", {}).items():
+        if key in config.model and config.model[key] != saved:
+            print(
+                f"Note: {config.ckpt_path} was trained with model.{key}={saved!r}; the config's "
+                f"model.{key}={config.model[key]!r} is used.",
+                file=sys.stderr,
+            )
+
+
+def continue_in_run_folder(config) -> None:
+    """Resume logging and checkpointing in the run folder the checkpoint came from.
+
+    A checkpoint at ``<save_dir>/<name>/<version>/checkpoints/last.ckpt`` gives the logger that
+    version (for W&B: that run id), so the run's metrics, checkpoints and config stay together.
+    """
+    run_folder = Path(config.ckpt_path).resolve().parents[1]
+    run_root = logger_run_root(config)
+    if run_root is None or run_folder.parent != run_root.resolve():
+        return  # a checkpoint from elsewhere: this run gets a new folder
+    init_args = config.trainer.logger.init_args
+    if config.trainer.logger.class_path.endswith("WandbLogger"):
+        init_args.id = run_folder.name
+    else:
+        init_args.version = run_folder.name
+
+
 def main(args: list[str] | None = None) -> None:
-    """Run the command line; bad data files end with their message, not a traceback."""
+    """Run the command line; a user's mistake ends with its message, not a traceback."""
+    stop_on_signal = StopOnSignal()
     try:
         TrainCLI(
             Classifier,
             ClassificationDataModule,
             save_config_callback=SaveConfigToRunDirectory,
             save_config_kwargs={"overwrite": True},
+            trainer_defaults={"callbacks": [stop_on_signal, ExactResume()]},
             args=args,
         )
-    except DataFileError as error:
+    except (DataFileError, CheckpointError, NonFiniteError) as error:
         sys.exit(f"error: {error}")
+    except SIGTERMException:
+        sys.exit(128 + stop_on_signal.received)  # the status a shell gives a process it stopped

@@ -7,6 +7,8 @@ import numpy as np
 import torch
 from torch.utils.data import DataLoader, Subset, TensorDataset
 
+from {{ cookiecutter.package_name }}.reproducibility import EpochSeededSampler, run_seed
+
 
 class DataFileError(ValueError):
     """A data file the user pointed at cannot be used; the message says why."""
@@ -21,8 +23,11 @@ def load_digits_arrays() -> tuple[np.ndarray, np.ndarray]:
     return x, digits.target.astype(np.int64)
 
 
-def load_npz_arrays(path: Path) -> tuple[np.ndarray, np.ndarray]:
-    """Read arrays ``x`` (features) and ``y`` (integer labels 0..C-1) from an ``.npz`` file."""
+def load_npz_arrays(path: Path, num_classes: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Read arrays ``x`` (features) and ``y`` (integer labels 0..C-1) from an ``.npz`` file.
+
+    With ``num_classes`` given, labels from ``num_classes`` upwards are refused.
+    """
 
     def fail(problem: str) -> DataFileError:
         return DataFileError(
@@ -54,6 +59,11 @@ def load_npz_arrays(path: Path) -> tuple[np.ndarray, np.ndarray]:
         raise fail(f"'x' holds {np.size(x) - np.isfinite(x).sum()} non-finite values (NaN or Inf)")
     if y.min() < 0:
         raise fail(f"'y' holds the negative label {y.min()}; labels must be 0..C-1")
+    if num_classes is not None and y.max() >= num_classes:
+        raise fail(
+            f"'y' holds the label {y.max()}, out of range for data.num_classes={num_classes} "
+            f"(labels 0..{num_classes - 1})"
+        )
     return x.astype(np.float32), y.astype(np.int64)
 
 
@@ -62,6 +72,8 @@ class ClassificationDataModule(L.LightningDataModule):
 
     Args:
         data_path: An ``.npz`` file with arrays ``x`` and ``y``; ``None`` uses the bundled digits.
+        num_classes: Number of classes; ``None`` takes the largest label + 1 in the data. Set it
+            when some class may be absent from a file, or to refuse labels out of range.
         batch_size: Samples per batch and per device.
         val_fraction: Share of the samples held out for validation.
         test_fraction: Share of the samples held out for the final test.
@@ -75,6 +87,7 @@ class ClassificationDataModule(L.LightningDataModule):
     def __init__(
         self,
         data_path: Path | None = None,
+        num_classes: int | None = None,
         batch_size: int = 64,
         val_fraction: float = 0.15,
         test_fraction: float = 0.15,
@@ -91,16 +104,17 @@ class ClassificationDataModule(L.LightningDataModule):
                 f"data.val_fraction={val_fraction} and data.test_fraction={test_fraction} must be "
                 "positive and sum to less than 1."
             )
-        self.save_hyperparameters()
+        # num_classes is logged by the model, which gets it from here (self.num_classes).
+        self.save_hyperparameters(ignore=["num_classes"])
         # Loaded here, not in setup(), so that the model's input and output sizes are known when
         # the CLI builds it, and a bad file is reported before anything is written.
         if data_path is None:
             x, y = load_digits_arrays()
         else:
-            x, y = load_npz_arrays(Path(data_path))
+            x, y = load_npz_arrays(Path(data_path), num_classes)
         self.dataset = TensorDataset(torch.from_numpy(x), torch.from_numpy(y))
         self.num_features = int(np.prod(x.shape[1:]))
-        self.num_classes = int(y.max()) + 1
+        self.num_classes = num_classes or int(y.max()) + 1
         self.train_set, self.val_set, self.test_set = self._split(len(y))
 
     def _split(self, num_samples: int) -> tuple[Subset, Subset, Subset]:
@@ -115,18 +129,27 @@ class ClassificationDataModule(L.LightningDataModule):
         val, test, train = np.split(order, [num_val, num_val + num_test])
         return Subset(self.dataset, train), Subset(self.dataset, val), Subset(self.dataset, test)
 
-    def _loader(self, dataset: Subset, shuffle: bool = False) -> DataLoader:
+    def _loader(self, dataset: Subset, sampler: EpochSeededSampler | None = None) -> DataLoader:
         return DataLoader(
             dataset,
             batch_size=self.hparams.batch_size,
-            shuffle=shuffle,
+            sampler=sampler,
             num_workers=self.hparams.num_workers,
             pin_memory=self.hparams.pin_memory,
             persistent_workers=self.hparams.persistent_workers,
         )
 
     def train_dataloader(self) -> DataLoader:
-        return self._loader(self.train_set, shuffle=True)
+        # Shuffled in an order that depends only on (seed, epoch), split across DDP processes:
+        # what makes a resumed run draw the same batches as an uninterrupted one.
+        trainer = self.trainer  # None when the data module is used on its own
+        sampler = EpochSeededSampler(
+            self.train_set,
+            num_replicas=trainer.world_size if trainer else 1,
+            rank=trainer.global_rank if trainer else 0,
+            seed=run_seed() or 0,
+        )
+        return self._loader(self.train_set, sampler)
 
     def val_dataloader(self) -> DataLoader:
         return self._loader(self.val_set)

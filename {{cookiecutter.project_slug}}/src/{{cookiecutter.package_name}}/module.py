@@ -59,6 +59,7 @@ class Classifier(L.LightningModule):
         self.val_acc = MulticlassAccuracy(num_classes, average="micro")
         self.test_acc = MulticlassAccuracy(num_classes, average="micro")
         self.val_acc_best = MaxMetric()
+        self.val_acc_best.persistent(True)  # kept in checkpoints: a resumed run remembers its best
 
     def forward(self, x: Tensor) -> Tensor:
         return self.net(x)  # (batch, num_classes) logits
@@ -69,11 +70,6 @@ class Classifier(L.LightningModule):
         logits = self(x)  # (batch, num_classes)
         loss = F.cross_entropy(logits, y)
         return loss, logits.argmax(dim=1), y
-
-    def on_train_start(self) -> None:
-        # The sanity check ran validation before training: forget what it measured.
-        self.val_acc.reset()
-        self.val_acc_best.reset()
 {% if cookiecutter.optimization == "automatic" %}
     def training_step(self, batch: tuple[Tensor, Tensor], batch_idx: int) -> Tensor:
         loss, preds, y = self.model_step(batch)
@@ -118,6 +114,8 @@ class Classifier(L.LightningModule):
         self.log("val/acc", self.val_acc, on_step=False, on_epoch=True, prog_bar=True)
 
     def on_validation_epoch_end(self) -> None:
+        if self.trainer.sanity_checking:  # two batches before training: not a result
+            return
         self.val_acc_best(self.val_acc.compute())
         self.log("val/acc_best", self.val_acc_best.compute())
 
