@@ -1,7 +1,10 @@
 """The baked project's own test suite passes, for every combination of options that changes code.
 
-`optimization` and `logger` change the generated code: all six combinations run their suite
-(each includes a full default fit held to 95% test accuracy, and a two-process DDP run).
+`optimization` and `logger` change the generated code: all six combinations run their suite.
+The slow tests (marked `slow`: the full default fit held to 95% test accuracy, exact resume,
+signals, the NaN guard, manual = automatic) run on two bakes that between them cover every code
+path: the default (automatic, csv) and manual with W&B (the hand-written loop, and the logger
+whose resume differs). The other four run everything else, DDP included.
 `license` and `ci` only add or remove files (checked for every combination in test_bake.py);
 they vary across these six bakes so that each of their values is baked with a running suite too.
 """
@@ -12,48 +15,27 @@ import pytest
 
 from .conftest import baked_project_env, run
 
+ALL_TESTS, FAST_TESTS = [], ["-m", "not slow"]
 CODE_COMBINATIONS = [
-    {"optimization": "automatic", "logger": "csv", "license": "MIT", "ci": "github"},
-    {
-        "optimization": "automatic",
-        "logger": "tensorboard",
-        "license": "Apache-2.0",
-        "ci": "none",
-    },
-    {
-        "optimization": "automatic",
-        "logger": "wandb",
-        "license": "BSD-3-Clause",
-        "ci": "github",
-    },
-    {"optimization": "manual", "logger": "csv", "license": "none", "ci": "none"},
-    {
-        "optimization": "manual",
-        "logger": "tensorboard",
-        "license": "MIT",
-        "ci": "github",
-    },
-    {
-        "optimization": "manual",
-        "logger": "wandb",
-        "license": "Apache-2.0",
-        "ci": "none",
-    },
+    ("automatic", "csv", "MIT", "github", ALL_TESTS),
+    ("automatic", "tensorboard", "Apache-2.0", "none", FAST_TESTS),
+    ("automatic", "wandb", "BSD-3-Clause", "github", FAST_TESTS),
+    ("manual", "csv", "none", "none", FAST_TESTS),
+    ("manual", "tensorboard", "MIT", "github", FAST_TESTS),
+    ("manual", "wandb", "Apache-2.0", "none", ALL_TESTS),
 ]
 
 
 @pytest.mark.parametrize(
-    "answers", CODE_COMBINATIONS, ids=lambda answers: "-".join(answers.values())
+    ("optimization", "logger", "license", "ci", "selection"),
+    CODE_COMBINATIONS,
+    ids=lambda value: "all" if value == ALL_TESTS else "fast" if value == FAST_TESTS else value,
 )
-def test_baked_project_test_suite_passes(bake, answers):
-    project = bake(**answers)
+def test_baked_project_test_suite_passes(bake, optimization, logger, license, ci, selection):
+    project = bake(optimization=optimization, logger=logger, license=license, ci=ci)
     result = run(
         sys.executable,
-        "-m",
-        "pytest",
-        "-q",
-        "-p",
-        "no:cacheprovider",
+        *["-m", "pytest", "-q", "-p", "no:cacheprovider", *selection],
         cwd=project,
         env=baked_project_env(project),
     )
