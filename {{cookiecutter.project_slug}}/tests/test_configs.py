@@ -3,6 +3,7 @@
 from pathlib import Path
 
 import pytest
+import yaml
 
 from .conftest import PROJECT_ROOT, train
 
@@ -30,3 +31,11 @@ def test_debug_preset_runs_its_small_limits(tmp_path: Path):
     args = ["fit", "--config=configs/default.yaml", "--config=configs/debug.yaml"]
     result = train(*args, f"--trainer.default_root_dir={tmp_path}")
     assert "`Trainer.fit` stopped: `max_epochs=2` reached." in result.stderr + result.stdout
+
+
+def test_default_config_is_seeded_and_deterministic():
+    config = yaml.safe_load((PROJECT_ROOT / "configs" / "default.yaml").read_text())
+    assert isinstance(config["seed_everything"], int)
+    assert config["trainer"]["deterministic"] is True
+    assert config["weights_only"] is True
+    assert config["non_finite"]["policy"] == "stop"
