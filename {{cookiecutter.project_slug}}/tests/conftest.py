@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import torch
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 
@@ -48,6 +49,19 @@ def run_folders(root: Path) -> list[Path]:
     """
     configs = sorted(root.glob("*/*/config.yaml"), key=lambda path: path.stat().st_mtime)
     return [path.parent for path in configs]
+
+
+def last_checkpoint(root: Path) -> Path:
+    [run] = run_folders(root)  # a resumed run continues in its own folder: still one
+    return run / "checkpoints" / "last.ckpt"
+
+
+def max_weight_difference(a: Path, b: Path) -> float:
+    weights_a = torch.load(a, weights_only=True)["state_dict"]
+    weights_b = torch.load(b, weights_only=True)["state_dict"]
+    return max(
+        (weights_a[k].double() - weights_b[k].double()).abs().max().item() for k in weights_a
+    )
 
 
 def read_metrics(run_folder: Path, stage: str) -> dict[str, float]:

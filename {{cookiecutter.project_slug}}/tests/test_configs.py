@@ -11,10 +11,17 @@ PRESETS = sorted(path.name for path in (PROJECT_ROOT / "configs").glob("*.yaml")
 
 
 def test_the_presets_are_the_documented_ones():
-    assert PRESETS == ["bf16.yaml", "ddp.yaml", "debug.yaml", "default.yaml", "fp16.yaml"]
+    assert PRESETS == [
+        "bf16.yaml",
+        "ddp.yaml",
+        "debug.yaml",
+        "default.yaml",
+        "fp16.yaml",
+        "fsdp.yaml",
+    ]
 
 
-@pytest.mark.parametrize("preset", PRESETS)
+@pytest.mark.parametrize("preset", [p for p in PRESETS if p != "fsdp.yaml"])
 def test_preset_runs_a_fast_dev_run(preset: str, tmp_path: Path):
     args = ["fit", "--config=configs/default.yaml", f"--config=configs/{preset}"]
     args += ["--trainer.fast_dev_run=true", f"--trainer.default_root_dir={tmp_path}"]
@@ -25,6 +32,17 @@ def test_preset_runs_a_fast_dev_run(preset: str, tmp_path: Path):
         assert "MEMBER: 2/2" in result.stderr + result.stdout
     if preset == "fp16.yaml":  # float16 AMP needs CUDA; on CPU Lightning falls back to bf16
         assert "bfloat16 Automatic Mixed Precision" in result.stderr + result.stdout
+
+
+def test_fsdp_preset_stacks_into_a_config_that_runs_as_given(tmp_path: Path):
+    # Lightning runs FSDP on CUDA only: on a CPU machine the stacked config is checked to load,
+    # resolve to Lightning's FSDP strategy, and print a config that parses again.
+    args = ["fit", "--config=configs/default.yaml", "--config=configs/fsdp.yaml"]
+    printed = train(*args, "--print_config").stdout
+    config = yaml.safe_load(printed)
+    assert config["trainer"]["strategy"]["class_path"].endswith("FSDPStrategy")
+    (tmp_path / "fsdp.yaml").write_text(printed)
+    train("fit", f"--config={tmp_path / 'fsdp.yaml'}", "--print_config")
 
 
 def test_debug_preset_runs_its_small_limits(tmp_path: Path):

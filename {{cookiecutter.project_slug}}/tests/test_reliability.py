@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from .conftest import run_folders, train
+from .conftest import last_checkpoint, max_weight_difference, run_folders, train
 
 pytestmark = pytest.mark.slow
 
@@ -31,19 +31,6 @@ RUN = [
 
 def fit(root: Path, *args: str, check: bool = True):
     return train(*RUN, f"--trainer.default_root_dir={root}", *args, check=check)
-
-
-def last_checkpoint(root: Path) -> Path:
-    [run] = run_folders(root)  # a resumed run continues in its own folder: still one
-    return run / "checkpoints" / "last.ckpt"
-
-
-def max_weight_difference(a: Path, b: Path) -> float:
-    weights_a = torch.load(a, weights_only=True)["state_dict"]
-    weights_b = torch.load(b, weights_only=True)["state_dict"]
-    return max(
-        (weights_a[k].double() - weights_b[k].double()).abs().max().item() for k in weights_a
-    )
 
 
 @pytest.fixture(scope="module")

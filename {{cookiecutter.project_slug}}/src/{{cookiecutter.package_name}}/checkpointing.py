@@ -41,25 +41,35 @@ class AtomicCheckpointIO(TorchCheckpointIO):
 class StopOnSignal(L.Callback):
     """On SIGTERM (a scheduler's preemption) or Ctrl-C: finish the batch, save, exit.
 
-    Lightning notices a SIGTERM at the end of the current batch and raises ``SIGTERMException``.
-    This callback then writes ``last.ckpt`` with the state after that batch, so that
-    ``--ckpt_path=last`` continues exactly where the run stopped. The first Ctrl-C is turned into
-    a SIGTERM so that it stops the same clean way; a second Ctrl-C interrupts at once, without
-    a checkpoint. ``received`` holds the signal, for the exit status (128 + its number).
+    The signal only sets a flag. After each training batch the processes agree on whether any of
+    them got one (under DDP a signal may reach only the main process, or reach the processes at
+    different moments), and all stop after the same batch: Lightning then raises
+    ``SIGTERMException``, and this callback writes ``last.ckpt`` with the state after that batch,
+    so that ``--ckpt_path=last`` continues exactly where the run stopped. A second Ctrl-C
+    interrupts at once, without a checkpoint. ``received`` holds the signal, for the exit status.
+    (Lightning's own SIGTERM handler runs collectives inside the handler, which deadlocks DDP
+    when the processes do not get the signal at the same step; this one replaces it during fit.)
     """
 
     def __init__(self) -> None:
         self.received: signal.Signals | None = None
-        self._previous_sigint_handler = None
+        self._previous_handlers: dict = {}
 
     def on_train_start(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
-        self._previous_sigint_handler = signal.signal(signal.SIGINT, self._on_sigint)
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            self._previous_handlers[signum] = signal.signal(signum, self._on_signal)
 
-    def _on_sigint(self, signum, frame) -> None:
-        if self.received is not None:  # pressed again: stop now
-            raise KeyboardInterrupt
-        self.received = signal.SIGINT
-        os.kill(os.getpid(), signal.SIGTERM)
+    def _on_signal(self, signum: int, frame) -> None:
+        if self.received is not None and signum == signal.SIGINT:
+            raise KeyboardInterrupt  # Ctrl-C pressed again: stop now
+        self.received = self.received or signal.Signals(signum)
+
+    def on_train_batch_end(self, trainer: L.Trainer, pl_module, outputs, batch, batch_idx) -> None:
+        # One small all-reduce a step under DDP; nothing with a single process.
+        if trainer.strategy.reduce_boolean_decision(self.received is not None, all=False):
+            self.received = self.received or signal.SIGTERM  # another process got it
+            # Lightning's flag: the loop raises SIGTERMException once this batch is complete.
+            trainer._signal_connector.received_sigterm = True
 
     def on_exception(
         self, trainer: L.Trainer, pl_module: L.LightningModule, exception: BaseException
@@ -78,9 +88,9 @@ class StopOnSignal(L.Callback):
         )
 
     def teardown(self, trainer: L.Trainer, pl_module: L.LightningModule, stage: str) -> None:
-        if self._previous_sigint_handler is not None:
-            signal.signal(signal.SIGINT, self._previous_sigint_handler)
-            self._previous_sigint_handler = None
+        for signum, handler in self._previous_handlers.items():
+            signal.signal(signum, handler)
+        self._previous_handlers = {}
 
 
 class CheckpointError(ValueError):

@@ -6,6 +6,7 @@ YAML or on the command line (``--model.hidden_dim=256``); ``--print_config`` sho
 ``fit --ckpt_path=last`` (or a path) continues a run in its own run folder.
 """
 
+import itertools
 import json
 import sys
 from pathlib import Path
@@ -14,6 +15,7 @@ import torch
 from lightning.pytorch import LightningModule, Trainer
 from lightning.pytorch.callbacks import ModelCheckpoint
 from lightning.pytorch.cli import LightningArgumentParser, LightningCLI, SaveConfigCallback
+from lightning.pytorch.utilities import rank_zero_info
 from lightning.pytorch.utilities.exceptions import SIGTERMException
 
 from {{ cookiecutter.package_name }}.checkpointing import (
@@ -96,6 +98,28 @@ class TrainCLI(LightningCLI):
         if ckpt_path is not None:
             check_checkpoint_fits(self.model, ckpt_path)
 
+    def before_fit(self) -> None:
+        """State, once, what one optimizer step sees: it changes with the number of processes."""
+        processes = self.trainer.world_size
+        batch_size = self.datamodule.hparams.batch_size
+{%- if cookiecutter.optimization == "manual" %}
+        accumulate = self.model.hparams.accumulate_grad_batches
+{%- else %}
+        accumulate = self.trainer.accumulate_grad_batches
+{%- endif %}
+        effective = processes * batch_size * accumulate
+        message = (
+            f"Effective batch: {processes} process(es) x {batch_size} (data.batch_size) x "
+            f"{accumulate} accumulated = {effective} samples per optimizer step."
+        )
+        learning_rate = self.config.fit.model.optimizer.init_args.get("lr")
+        if learning_rate is not None and effective != batch_size:
+            message += (
+                f" The learning rate stays {learning_rate} as configured; the linear scaling rule "
+                f"would use {learning_rate * effective / batch_size:g} for this batch."
+            )
+        rank_zero_info(message)
+
     def after_fit(self) -> None:
         if not self.config.fit.test_after_fit or self.trainer.fast_dev_run:
             return
@@ -113,8 +137,14 @@ class TrainCLI(LightningCLI):
     def after_predict(self) -> None:
         """Write the predicted classes, one per line, to ``predictions.csv`` in the run folder."""
         predictions = torch.cat(self.trainer.predict_loop.predictions).tolist()
+        per_process = [predictions]
+        if self.trainer.world_size > 1:
+            per_process = [None] * self.trainer.world_size
+            torch.distributed.all_gather_object(per_process, predictions)
+        # Under DDP process r predicted samples r, r + N, r + 2N, ...: interleave them back.
+        in_order = [p for row in itertools.zip_longest(*per_process) for p in row if p is not None]
         if self.trainer.is_global_zero:
-            lines = ["prediction", *map(str, predictions)]
+            lines = ["prediction", *map(str, in_order)]
             (run_directory(self.trainer) / "predictions.csv").write_text("\n".join(lines) + "\n")
 
     def save_metrics(self, stage: str) -> None:

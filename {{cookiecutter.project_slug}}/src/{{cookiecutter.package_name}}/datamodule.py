@@ -5,7 +5,8 @@ from pathlib import Path
 import lightning as L
 import numpy as np
 import torch
-from torch.utils.data import DataLoader, Subset, TensorDataset
+from lightning.pytorch.overrides.distributed import UnrepeatedDistributedSampler
+from torch.utils.data import DataLoader, Sampler, Subset, TensorDataset
 
 from {{ cookiecutter.package_name }}.reproducibility import EpochSeededSampler, run_seed
 
@@ -129,7 +130,7 @@ class ClassificationDataModule(L.LightningDataModule):
         val, test, train = np.split(order, [num_val, num_val + num_test])
         return Subset(self.dataset, train), Subset(self.dataset, val), Subset(self.dataset, test)
 
-    def _loader(self, dataset: Subset, sampler: EpochSeededSampler | None = None) -> DataLoader:
+    def _loader(self, dataset: Subset, sampler: Sampler | None = None) -> DataLoader:
         return DataLoader(
             dataset,
             batch_size=self.hparams.batch_size,
@@ -151,11 +152,26 @@ class ClassificationDataModule(L.LightningDataModule):
         )
         return self._loader(self.train_set, sampler)
 
+    def _evaluation_loader(self, dataset: Subset) -> DataLoader:
+        """Every sample exactly once over all processes, so metrics count none twice.
+
+        Lightning's default DDP sampler pads the last batch with repeated samples; this one gives
+        some processes one sample fewer instead. torchmetrics and ``sync_dist`` then combine the
+        processes' sums, so ``val/acc`` under DDP equals a single process's on the same weights.
+        """
+        trainer = self.trainer
+        if trainer is None or trainer.world_size == 1:
+            return self._loader(dataset)
+        sampler = UnrepeatedDistributedSampler(
+            dataset, num_replicas=trainer.world_size, rank=trainer.global_rank, shuffle=False
+        )
+        return self._loader(dataset, sampler)
+
     def val_dataloader(self) -> DataLoader:
-        return self._loader(self.val_set)
+        return self._evaluation_loader(self.val_set)
 
     def test_dataloader(self) -> DataLoader:
-        return self._loader(self.test_set)
+        return self._evaluation_loader(self.test_set)
 
     def predict_dataloader(self) -> DataLoader:
-        return self._loader(self.test_set)
+        return self._loader(self.test_set)  # under DDP Lightning splits it without repeats
