@@ -2,9 +2,10 @@
 
 `optimization` and `logger` change the generated code: all six combinations run their suite.
 The slow tests (marked `slow`: the full default fit held to 95% test accuracy, exact resume,
-signals, the NaN guard, manual = automatic) run on two bakes that between them cover every code
-path: the default (automatic, csv) and manual with W&B (the hand-written loop, and the logger
-whose resume differs). The other four run everything else, DDP included.
+signals, the NaN guard, manual = automatic, DDP resume and metrics) run on two bakes that between
+them cover every code path: the default (automatic, csv) and manual with W&B (the hand-written
+loop, and the logger whose resume differs). The other four run everything else: presets, DDP,
+torchrun and SLURM launches, errors.
 `license` and `ci` only add or remove files (checked for every combination in test_bake.py);
 they vary across these six bakes so that each of their values is baked with a running suite too.
 """
