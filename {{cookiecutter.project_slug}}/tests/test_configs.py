@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from .conftest import PROJECT_ROOT, train
+from .conftest import FAST, PROJECT_ROOT, run_folders, train
 
 PRESETS = sorted(path.name for path in (PROJECT_ROOT / "configs").glob("*.yaml"))
 
@@ -18,6 +18,7 @@ def test_the_presets_are_the_documented_ones():
         "default.yaml",
         "fp16.yaml",
         "fsdp.yaml",
+        "profile.yaml",
     ]
 
 
@@ -57,3 +58,16 @@ def test_default_config_is_seeded_and_deterministic():
     assert config["trainer"]["deterministic"] is True
     assert config["weights_only"] is True
     assert config["non_finite"]["policy"] == "stop"
+
+
+def test_profile_preset_writes_its_report_to_the_run_folder(tmp_path: Path):
+    train(
+        "fit",
+        "--config=configs/default.yaml",
+        "--config=configs/profile.yaml",
+        f"--trainer.default_root_dir={tmp_path}",
+        *FAST,
+    )
+    [run] = run_folders(tmp_path)
+    report = (run / "fit-profile.txt").read_text()
+    assert "run_training_batch" in report and "[Callback]NonFiniteGuard" in report

@@ -58,9 +58,19 @@ def test_skip_policy_drops_the_gradients_and_counts():
     assert guard.state_dict() == {"skipped_steps": 1}
 
 
+def test_huge_but_finite_gradients_pass():
+    guard, model = NonFiniteGuard(), model_with_gradients(1e30)  # its norm overflows float32
+    guard.on_before_optimizer_step(fake_trainer(), model, optimizer=None)
+    assert all(p.grad is not None for p in model.parameters())
+
+
 def test_checkpoint_with_non_finite_weights_is_refused():
-    guard = NonFiniteGuard()
-    state_dict = {"net.weight": torch.tensor([1.0, float("nan")]), "steps": torch.tensor(3)}
+    guard, module = NonFiniteGuard(), torch.nn.Module()
+    module.net = torch.nn.Linear(2, 1)
+    # A metric's running maximum is -inf before the first validation: not a weight, allowed.
+    metric_state = {"val_acc_best.max_value": torch.tensor(float("-inf"))}
+    bad = {"net.weight": torch.tensor([[1.0, float("nan")]]), "net.bias": torch.zeros(1)}
     with pytest.raises(NonFiniteError, match="non-finite weights in net.weight"):
-        guard.on_save_checkpoint(fake_trainer(), None, {"state_dict": state_dict})
-    guard.on_save_checkpoint(fake_trainer(), None, {"state_dict": {"net.weight": torch.ones(2)}})
+        guard.on_save_checkpoint(fake_trainer(), module, {"state_dict": bad | metric_state})
+    good = {"net.weight": torch.ones(1, 2), "net.bias": torch.zeros(1)}
+    guard.on_save_checkpoint(fake_trainer(), module, {"state_dict": good | metric_state})

@@ -126,7 +126,7 @@ def test_checkpoint_of_another_model_shape_is_refused_naming_the_shapes(uninterr
     assert result.returncode == 1
     assert "Traceback" not in result.stderr
     assert "does not fit the configured model" in result.stderr
-    assert "net.layers.1.weight is (128, 64) in the checkpoint, (32, 64) in the model" in (
+    assert "net.layers.1.weight is (1024, 64) in the checkpoint, (32, 64) in the model" in (
         result.stderr
     )
 

@@ -22,10 +22,27 @@ def default_run(tmp_path_factory) -> Path:
 @pytest.mark.slow
 def test_default_config_reaches_95_percent_test_accuracy(default_run: Path):
     assert read_metrics(default_run, "test")["test/acc"] >= 0.95
-    assert (default_run / "checkpoints" / "best.ckpt").is_file()
-    assert (default_run / "checkpoints" / "last.ckpt").is_file()
+    best = torch.load(default_run / "checkpoints" / "best.ckpt", weights_only=True)
+    last = torch.load(default_run / "checkpoints" / "last.ckpt", weights_only=True)
+    assert last["epoch"] == 19  # the final epoch's state, whether or not it was the best
+    assert best["global_step"] <= last["global_step"] == 20 * 20  # 20 batches an epoch
     saved_config = yaml.safe_load((default_run / "config.yaml").read_text())
     assert saved_config["trainer"]["max_epochs"] == 20
+
+
+@pytest.mark.slow
+def test_fit_from_the_weights_only_best_checkpoint_is_refused(default_run, tmp_path):
+    best = default_run / "checkpoints" / "best.ckpt"
+    result = train(
+        "fit",
+        "--config=configs/default.yaml",
+        f"--trainer.default_root_dir={tmp_path}",
+        f"--ckpt_path={best}",
+        check=False,
+    )
+    assert result.returncode == 1
+    assert "Traceback" not in result.stderr
+    assert "holds the weights only" in result.stderr and "Continue from last.ckpt" in result.stderr
 
 
 @pytest.mark.slow
@@ -36,9 +53,10 @@ def test_evaluating_the_best_checkpoint_repeats_its_score(default_run, tmp_path,
     train(command, *args, f"--ckpt_path={best}")
     [run] = run_folders(tmp_path)
     metrics = read_metrics(run, command)
-    saved = torch.load(best, weights_only=True)
     if command == "validate":
-        [state] = [s for k, s in saved["callbacks"].items() if k.startswith("ModelCheckpoint")]
+        # best.ckpt holds weights only; last.ckpt has the best checkpoint callback's record.
+        last = torch.load(best.with_name("last.ckpt"), weights_only=True)
+        [state] = [s for k, s in last["callbacks"].items() if "'monitor': 'val/acc'" in k]
         assert metrics["val/acc"] == pytest.approx(state["best_model_score"].item())
     else:
         assert metrics["test/acc"] == pytest.approx(read_metrics(default_run, "test")["test/acc"])

@@ -46,7 +46,8 @@ class StopOnSignal(L.Callback):
     different moments), and all stop after the same batch: Lightning then raises
     ``SIGTERMException``, and this callback writes ``last.ckpt`` with the state after that batch,
     so that ``--ckpt_path=last`` continues exactly where the run stopped. A second Ctrl-C
-    interrupts at once, without a checkpoint. ``received`` holds the signal, for the exit status.
+    interrupts at once, without a checkpoint. The process exits with status 128 + the signal's
+    number: 143 for SIGTERM, 130 for Ctrl-C.
     (Lightning's own SIGTERM handler runs collectives inside the handler, which deadlocks DDP
     when the processes do not get the signal at the same step; this one replaces it during fit.)
     """
@@ -77,6 +78,8 @@ class StopOnSignal(L.Callback):
         if not isinstance(exception, SIGTERMException):
             return
         self.received = self.received or signal.SIGTERM
+        # SIGTERMException is a SystemExit: exit with the status a shell gives a stopped process.
+        exception.code = 128 + self.received
         if trainer.sanity_checking or trainer.checkpoint_callback is None:
             return
         path = Path(trainer.checkpoint_callback.dirpath) / "last.ckpt"

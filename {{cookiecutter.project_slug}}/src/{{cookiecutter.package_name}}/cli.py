@@ -16,7 +16,6 @@ from lightning.pytorch import LightningModule, Trainer
 from lightning.pytorch.callbacks import ModelCheckpoint
 from lightning.pytorch.cli import LightningArgumentParser, LightningCLI, SaveConfigCallback
 from lightning.pytorch.utilities import rank_zero_info
-from lightning.pytorch.utilities.exceptions import SIGTERMException
 
 from {{ cookiecutter.package_name }}.checkpointing import (
     CheckpointError,
@@ -28,6 +27,7 @@ from {{ cookiecutter.package_name }}.datamodule import ClassificationDataModule,
 from {{ cookiecutter.package_name }}.module import Classifier
 from {{ cookiecutter.package_name }}.non_finite import NonFiniteError, NonFiniteGuard
 from {{ cookiecutter.package_name }}.reproducibility import ExactResume
+from {{ cookiecutter.package_name }}.throughput import ThroughputLogger
 
 
 def run_directory(trainer: Trainer) -> Path:
@@ -43,13 +43,16 @@ class SaveConfigToRunDirectory(SaveConfigCallback):
     """Saves the fully resolved config as ``config.yaml`` in the run's own folder.
 
     Lightning's default writes to ``trainer.log_dir``, which for W&B is shared by every run, so
-    the second run stopped on "config.yaml already exists". Every run here has its own folder.
+    the second run stopped on "config.yaml already exists". Every run here has its own folder,
+    and a profiler report (configs/profile.yaml) goes there too, for the same reason.
     """
 
     def setup(self, trainer: Trainer, pl_module: LightningModule, stage: str) -> None:
         if self.already_saved:
             return
         run_dir = trainer.strategy.broadcast(run_directory(trainer))
+        if trainer.profiler.dirpath == trainer.log_dir:  # Lightning's default for its report
+            trainer.profiler.dirpath = run_dir
         if trainer.is_global_zero:
             run_dir.mkdir(parents=True, exist_ok=True)
             self.parser.save(
@@ -59,7 +62,7 @@ class SaveConfigToRunDirectory(SaveConfigCallback):
 
 
 class TrainCLI(LightningCLI):
-    """LightningCLI with the project's links, checkpointing and fit-then-test."""
+    """LightningCLI with the project's links, checkpointing, measurements and fit-then-test."""
 
     def add_arguments_to_parser(self, parser: LightningArgumentParser) -> None:
         # The data decides the model's input and output sizes: one source of truth.
@@ -67,15 +70,25 @@ class TrainCLI(LightningCLI):
         parser.link_arguments("data.num_classes", "model.num_classes", apply_on="instantiate")
         # Logs and checkpoints follow --trainer.default_root_dir.
         parser.link_arguments("trainer.default_root_dir", "trainer.logger.init_args.save_dir")
-        # Always on, configured under `checkpoint:` and `non_finite:` in the YAML.
-        parser.add_lightning_class_args(ModelCheckpoint, "checkpoint")
+        # Always on, configured under their own names in the YAML.
+        parser.add_lightning_class_args(ModelCheckpoint, "checkpoint")  # best.ckpt
+        parser.add_lightning_class_args(ModelCheckpoint, "last_checkpoint")  # last.ckpt
         parser.add_lightning_class_args(NonFiniteGuard, "non_finite")
+        parser.add_lightning_class_args(ThroughputLogger, "throughput")
         parser.add_argument(
             "--test_after_fit",
             type=bool,
             default=True,
             help="After `fit`, score the best checkpoint on the test set (fit only).",
         )
+
+    def setup_parser(self, add_subcommands: bool, main_kwargs: dict, subparser_kwargs: dict):
+        super().setup_parser(add_subcommands, main_kwargs, subparser_kwargs)
+        if not add_subcommands:
+            # run=False builds the objects without running `fit`; the configs are fit's, so
+            # accept its options (ckpt_path, weights_only) there too.
+            skip = {"model", "train_dataloaders", "val_dataloaders", "datamodule"}
+            self.parser.add_method_arguments(Trainer, "fit", skip=skip)
 
     def _parse_ckpt_path(self) -> None:
         """Do not merge a checkpoint's hyperparameters into the config: see ``resolve_ckpt_path``.
@@ -85,15 +98,20 @@ class TrainCLI(LightningCLI):
         """
 
     def before_instantiate_classes(self) -> None:
+        if self.subcommand is None:  # built with run=False: no subcommand, no checkpoint
+            return
         config = self.config[self.subcommand]
         if config.ckpt_path is None:
             return
         config.ckpt_path = str(resolve_ckpt_path(config))
         report_changed_hyperparameters(config)
         if self.subcommand == "fit":
+            check_resumable(config.ckpt_path)
             continue_in_run_folder(config)
 
     def after_instantiate_classes(self) -> None:
+        if self.subcommand is None:
+            return
         ckpt_path = self.config[self.subcommand].ckpt_path
         if ckpt_path is not None:
             check_checkpoint_fits(self.model, ckpt_path)
@@ -195,6 +213,15 @@ def report_changed_hyperparameters(config) -> None:
             )
 
 
+def check_resumable(ckpt_path: str) -> None:
+    """``fit`` continues from the full training state; best.ckpt holds the weights only."""
+    if "optimizer_states" not in load_checkpoint(ckpt_path):
+        raise CheckpointError(
+            f"--ckpt_path: '{ckpt_path}' holds the weights only (as best.ckpt does), not the "
+            "optimizer and loop state that fit continues from. Continue from last.ckpt."
+        )
+
+
 def continue_in_run_folder(config) -> None:
     """Resume logging and checkpointing in the run folder the checkpoint came from.
 
@@ -212,19 +239,22 @@ def continue_in_run_folder(config) -> None:
         init_args.version = run_folder.name
 
 
+def create_cli(args: list[str] | None = None, run: bool = True) -> TrainCLI:
+    """The project's command line; ``run=False`` only builds the model, data and Trainer."""
+    return TrainCLI(
+        Classifier,
+        ClassificationDataModule,
+        save_config_callback=SaveConfigToRunDirectory,
+        save_config_kwargs={"overwrite": True},
+        trainer_defaults={"callbacks": [StopOnSignal(), ExactResume()]},
+        args=args,
+        run=run,
+    )
+
+
 def main(args: list[str] | None = None) -> None:
     """Run the command line; a user's mistake ends with its message, not a traceback."""
-    stop_on_signal = StopOnSignal()
     try:
-        TrainCLI(
-            Classifier,
-            ClassificationDataModule,
-            save_config_callback=SaveConfigToRunDirectory,
-            save_config_kwargs={"overwrite": True},
-            trainer_defaults={"callbacks": [stop_on_signal, ExactResume()]},
-            args=args,
-        )
+        create_cli(args)
     except (DataFileError, CheckpointError, NonFiniteError) as error:
         sys.exit(f"error: {error}")
-    except SIGTERMException:
-        sys.exit(128 + stop_on_signal.received)  # the status a shell gives a process it stopped

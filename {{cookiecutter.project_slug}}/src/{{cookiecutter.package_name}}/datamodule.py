@@ -81,8 +81,10 @@ class ClassificationDataModule(L.LightningDataModule):
         split_seed: Seed of the split; fixed apart from the training seed so that every run is
             scored on the same test samples.
         num_workers: DataLoader worker processes; 0 loads in the main process.
-        pin_memory: Page-locked host memory, faster copies to a GPU; useless on CPU.
-        persistent_workers: Keep workers alive between epochs (needs ``num_workers > 0``).
+        pin_memory: Page-locked host memory for faster copies to a GPU; applied only when
+            training on a CUDA device (on a CPU it costs and gives nothing).
+        persistent_workers: Keep the worker processes between epochs rather than start them
+            anew; applies when ``num_workers > 0``.
     """
 
     def __init__(
@@ -94,12 +96,10 @@ class ClassificationDataModule(L.LightningDataModule):
         test_fraction: float = 0.15,
         split_seed: int = 0,
         num_workers: int = 0,
-        pin_memory: bool = False,
-        persistent_workers: bool = False,
+        pin_memory: bool = True,
+        persistent_workers: bool = True,
     ) -> None:
         super().__init__()
-        if persistent_workers and num_workers == 0:
-            raise ValueError("data.persistent_workers=true needs data.num_workers > 0.")
         if not (val_fraction > 0 and test_fraction > 0 and val_fraction + test_fraction < 1):
             raise ValueError(
                 f"data.val_fraction={val_fraction} and data.test_fraction={test_fraction} must be "
@@ -131,13 +131,14 @@ class ClassificationDataModule(L.LightningDataModule):
         return Subset(self.dataset, train), Subset(self.dataset, val), Subset(self.dataset, test)
 
     def _loader(self, dataset: Subset, sampler: Sampler | None = None) -> DataLoader:
+        on_gpu = self.trainer is not None and self.trainer.strategy.root_device.type == "cuda"
         return DataLoader(
             dataset,
             batch_size=self.hparams.batch_size,
             sampler=sampler,
             num_workers=self.hparams.num_workers,
-            pin_memory=self.hparams.pin_memory,
-            persistent_workers=self.hparams.persistent_workers,
+            pin_memory=self.hparams.pin_memory and on_gpu,
+            persistent_workers=self.hparams.persistent_workers and self.hparams.num_workers > 0,
         )
 
     def train_dataloader(self) -> DataLoader:

@@ -39,12 +39,16 @@ class NonFiniteGuard(L.Callback):
     def on_before_optimizer_step(
         self, trainer: L.Trainer, pl_module: L.LightningModule, optimizer: torch.optim.Optimizer
     ) -> None:
-        problem = None
         losses, self._losses = self._losses, []
+        check_gradients = trainer.precision != "16-mixed"
+        gradients = [p.grad for p in pl_module.parameters() if p.grad is not None]
+        if all_finite(losses + gradients if check_gradients else losses):
+            return  # the common case: one check, one synchronisation
+        problem = None
         bad_losses = [loss.item() for loss in losses if not is_finite(loss)]
         if bad_losses:
             problem = f"the loss is {bad_losses[0]}"
-        elif trainer.precision != "16-mixed":
+        elif check_gradients:
             names = non_finite_gradients(pl_module)
             if names:
                 problem = f"the gradients of {', '.join(names)} are not finite"
@@ -70,7 +74,13 @@ class NonFiniteGuard(L.Callback):
     def on_save_checkpoint(
         self, trainer: L.Trainer, pl_module: L.LightningModule, checkpoint: dict
     ) -> None:
-        bad = [name for name, tensor in checkpoint["state_dict"].items() if not is_finite(tensor)]
+        # The trained parameters only: a metric's state may rightly be infinite (a running
+        # maximum starts at -inf before the first validation).
+        parameters = {name for name, _ in pl_module.named_parameters()}
+        weights = {k: v for k, v in checkpoint["state_dict"].items() if k in parameters}
+        if all_finite(list(weights.values())):
+            return
+        bad = [name for name, tensor in weights.items() if not is_finite(tensor)]
         if bad:
             raise NonFiniteError(
                 f"Refusing to write a checkpoint with non-finite weights in {', '.join(bad)} "
@@ -89,11 +99,18 @@ def is_finite(tensor: Tensor) -> bool:
     return not tensor.is_floating_point() or bool(torch.isfinite(tensor).all())
 
 
+def all_finite(tensors: list[Tensor]) -> bool:
+    """Whether the tensors hold finite values only, checked with one synchronisation.
+
+    A norm over values holding a NaN or an Inf is not finite. It can also overflow on huge but
+    finite values: ``False`` then only leads to the exact, per-tensor check.
+    """
+    floats = [tensor for tensor in tensors if tensor.is_floating_point()]
+    return not floats or bool(torch.isfinite(torch.nn.utils.get_total_norm(floats)))
+
+
 def non_finite_gradients(module: torch.nn.Module) -> list[str]:
     """Names of the parameters whose gradient holds a NaN or an Inf."""
-    gradients = [p.grad for p in module.parameters() if p.grad is not None]
-    if not gradients or torch.stack([torch.isfinite(g).all() for g in gradients]).all():
-        return []  # the common case: one check, one synchronisation
     return [
         name
         for name, parameter in module.named_parameters()
