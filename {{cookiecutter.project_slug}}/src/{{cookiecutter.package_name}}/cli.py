@@ -258,3 +258,8 @@ def main(args: list[str] | None = None) -> None:
         create_cli(args)
     except (DataFileError, CheckpointError, NonFiniteError) as error:
         sys.exit(f"error: {error}")
+    # Lightning destroys the process group at exit for NCCL only. A Gloo group (DDP on CPU) left
+    # to interpreter shutdown can abort the process (SIGABRT) after a finished run (PyTorch
+    # #179291). Only after success: after an error another process may still be in a collective.
+    if torch.distributed.is_initialized():
+        torch.distributed.destroy_process_group()
