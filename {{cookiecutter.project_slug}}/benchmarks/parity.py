@@ -156,6 +156,7 @@ def train_plain(model, data, epochs: int, device: torch.device) -> tuple[float, 
 @torch.inference_mode()
 def evaluate(model, loader, device: torch.device) -> float:
     model.eval()
+    # Loss and accuracy, as the Lightning side logs val/loss and val/acc; the accuracy is returned.
     loss_sum, correct = torch.zeros((), device=device), torch.zeros((), device=device)
     for x, y in loader:
         x, y = x.to(device), y.to(device)

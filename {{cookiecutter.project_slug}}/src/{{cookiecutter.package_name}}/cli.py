@@ -104,9 +104,10 @@ class TrainCLI(LightningCLI):
         if config.ckpt_path is None:
             return
         config.ckpt_path = str(resolve_ckpt_path(config))
-        report_changed_hyperparameters(config)
+        checkpoint = load_checkpoint(config.ckpt_path)
+        report_changed_hyperparameters(config, checkpoint)
         if self.subcommand == "fit":
-            check_resumable(config.ckpt_path)
+            check_resumable(config.ckpt_path, checkpoint)
             continue_in_run_folder(config)
 
     def after_instantiate_classes(self) -> None:
@@ -201,9 +202,8 @@ def resolve_ckpt_path(config) -> Path:
     return path
 
 
-def report_changed_hyperparameters(config) -> None:
+def report_changed_hyperparameters(config, checkpoint: dict) -> None:
     """Say which model hyperparameters differ from those the checkpoint was trained with."""
-    checkpoint = load_checkpoint(config.ckpt_path)
     for key, saved in checkpoint.get("hyper_parameters", {}).items():
         if key in config.model and config.model[key] != saved:
             print(
@@ -213,9 +213,9 @@ def report_changed_hyperparameters(config) -> None:
             )
 
 
-def check_resumable(ckpt_path: str) -> None:
+def check_resumable(ckpt_path: str, checkpoint: dict) -> None:
     """``fit`` continues from the full training state; best.ckpt holds the weights only."""
-    if "optimizer_states" not in load_checkpoint(ckpt_path):
+    if "optimizer_states" not in checkpoint:
         raise CheckpointError(
             f"--ckpt_path: '{ckpt_path}' holds the weights only (as best.ckpt does), not the "
             "optimizer and loop state that fit continues from. Continue from last.ckpt."

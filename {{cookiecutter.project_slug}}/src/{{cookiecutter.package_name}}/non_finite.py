@@ -41,8 +41,10 @@ class NonFiniteGuard(L.Callback):
     ) -> None:
         losses, self._losses = self._losses, []
         check_gradients = trainer.precision != "16-mixed"
-        gradients = [p.grad for p in pl_module.parameters() if p.grad is not None]
-        if all_finite(losses + gradients if check_gradients else losses):
+        checked = list(losses)
+        if check_gradients:
+            checked += [p.grad for p in pl_module.parameters() if p.grad is not None]
+        if all_finite(checked):
             return  # the common case: one check, one synchronisation
         problem = None
         bad_losses = [loss.item() for loss in losses if not is_finite(loss)]
