@@ -6,6 +6,9 @@ from pathlib import Path
 import pytest
 import torch
 import yaml
+from jsonargparse import Namespace
+
+from {{ cookiecutter.package_name }}.cli import add_progress_bar
 
 from .conftest import FAST, read_metrics, run_folders, train
 
@@ -28,6 +31,9 @@ def test_default_config_reaches_95_percent_test_accuracy(default_run: Path):
     assert best["global_step"] <= last["global_step"] == 20 * 20  # 20 batches an epoch
     saved_config = yaml.safe_load((default_run / "config.yaml").read_text())
     assert saved_config["trainer"]["max_epochs"] == 20
+    [progress_bar] = saved_config["trainer"]["callbacks"]  # added by the CLI, redrawn less often
+    assert progress_bar["class_path"].endswith("TQDMProgressBar")
+    assert progress_bar["init_args"]["refresh_rate"] == 10
 
 
 @pytest.mark.slow
@@ -129,3 +135,19 @@ def test_fit_on_users_own_npz_file(npz_file, tmp_path):
     )
     [run] = run_folders(tmp_path)
     assert read_metrics(run, "test")["test/acc"] >= 0.9
+
+
+@pytest.mark.parametrize(
+    ("enabled", "callbacks", "expected"),
+    [
+        (None, None, ["lightning.pytorch.callbacks.TQDMProgressBar"]),
+        (False, None, None),  # --trainer.enable_progress_bar=false stays valid
+        (None, ["lightning.pytorch.callbacks.RichProgressBar"], None),  # the user's own bar
+    ],
+)
+def test_progress_bar_is_added_only_where_the_config_has_none(enabled, callbacks, expected):
+    given = None if callbacks is None else [Namespace(class_path=path) for path in callbacks]
+    trainer_config = Namespace(enable_progress_bar=enabled, callbacks=given)
+    add_progress_bar(trainer_config)
+    added = [callback.class_path for callback in trainer_config.callbacks or []]
+    assert added == (expected or callbacks or [])

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import torch
+from jsonargparse import Namespace
 from lightning.pytorch import LightningModule, Trainer
 from lightning.pytorch.callbacks import ModelCheckpoint
 from lightning.pytorch.cli import LightningArgumentParser, LightningCLI, SaveConfigCallback
@@ -99,8 +100,10 @@ class TrainCLI(LightningCLI):
 
     def before_instantiate_classes(self) -> None:
         if self.subcommand is None:  # built with run=False: no subcommand, no checkpoint
+            add_progress_bar(self.config.trainer)
             return
         config = self.config[self.subcommand]
+        add_progress_bar(config.trainer)
         if config.ckpt_path is None:
             return
         config.ckpt_path = str(resolve_ckpt_path(config))
@@ -172,6 +175,24 @@ class TrainCLI(LightningCLI):
         if self.trainer.is_global_zero:
             path = run_directory(self.trainer) / f"{stage}_metrics.json"
             path.write_text(json.dumps(metrics, indent=2, sort_keys=True) + "\n")
+
+
+def add_progress_bar(trainer_config) -> None:
+    """Redraw the progress bar every 10 batches, unless it is off or the config chooses one.
+
+    Lightning's default (its Rich bar, where rich is installed) redraws 100 times a second from a
+    thread that competes with training: 7-10% of the default CPU run (parity benchmark).
+    """
+    if trainer_config.enable_progress_bar is False:
+        return
+    callbacks = trainer_config.callbacks or []
+    if any("ProgressBar" in getattr(callback, "class_path", "") for callback in callbacks):
+        return
+    progress_bar = Namespace(
+        class_path="lightning.pytorch.callbacks.TQDMProgressBar",
+        init_args=Namespace(refresh_rate=10),
+    )
+    trainer_config.callbacks = [*callbacks, progress_bar]
 
 
 def logger_run_root(config) -> Path | None:

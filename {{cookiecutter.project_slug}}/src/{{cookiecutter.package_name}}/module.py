@@ -116,7 +116,7 @@ class Classifier(L.LightningModule):
 
     def validation_step(self, batch: tuple[Tensor, Tensor], batch_idx: int) -> None:
         loss, preds, y = self.model_step(batch)
-        self.val_acc(preds, y)
+        self.val_acc.update(preds, y)  # the logged metric is computed at the epoch's end
         self.log("val/loss", loss, on_step=False, on_epoch=True, prog_bar=True, sync_dist=True)
         self.log("val/acc", self.val_acc, on_step=False, on_epoch=True, prog_bar=True)
 
@@ -128,7 +128,7 @@ class Classifier(L.LightningModule):
 
     def test_step(self, batch: tuple[Tensor, Tensor], batch_idx: int) -> None:
         loss, preds, y = self.model_step(batch)
-        self.test_acc(preds, y)
+        self.test_acc.update(preds, y)
         self.log("test/loss", loss, on_step=False, on_epoch=True, sync_dist=True)
         self.log("test/acc", self.test_acc, on_step=False, on_epoch=True)
 
