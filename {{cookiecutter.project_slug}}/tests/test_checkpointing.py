@@ -2,6 +2,7 @@
 
 import pytest
 import torch
+from lightning.pytorch.plugins.io import AsyncCheckpointIO
 
 from {{ cookiecutter.package_name }}.checkpointing import AtomicCheckpointIO
 
@@ -21,3 +22,25 @@ def test_a_failed_write_leaves_the_previous_checkpoint_intact(tmp_path, monkeypa
 
     assert torch.load(path, weights_only=True)["step"].item() == 1
     assert [p.name for p in path.parent.iterdir()] == ["last.ckpt"]  # no partial file left
+
+
+def test_the_background_writer_saves_a_snapshot_and_reports_a_failed_write(tmp_path, monkeypatch):
+    """configs/default.yaml writes checkpoints from a thread: what is saved is the state at the
+    save, the run waits for the write at its end, and a failed write is raised, not lost."""
+    path = tmp_path / "last.ckpt"
+    writer = AsyncCheckpointIO(AtomicCheckpointIO())
+    weights = torch.ones(3)
+    writer.save_checkpoint({"weights": weights}, path)
+    weights.add_(1)  # training goes on while the file is written
+    writer.teardown()  # Lightning calls it when fit ends, also after an error or a signal
+    assert torch.load(path, weights_only=True)["weights"].tolist() == [1.0, 1.0, 1.0]
+
+    def fail(obj, file):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(torch, "save", fail)
+    writer.save_checkpoint({"weights": weights}, path)
+    with pytest.raises(OSError, match="disk full"):
+        writer.teardown()
+    monkeypatch.undo()
+    assert torch.load(path, weights_only=True)["weights"].tolist() == [1.0, 1.0, 1.0]
