@@ -141,8 +141,12 @@ def test_fit_on_users_own_npz_file(npz_file, tmp_path):
     ("enabled", "callbacks", "expected"),
     [
         (None, None, ["lightning.pytorch.callbacks.TQDMProgressBar"]),
-        (False, None, None),  # --trainer.enable_progress_bar=false stays valid
-        (None, ["lightning.pytorch.callbacks.RichProgressBar"], None),  # the user's own bar
+        (False, None, []),  # --trainer.enable_progress_bar=false stays valid
+        (  # the user's own bar
+            None,
+            ["lightning.pytorch.callbacks.RichProgressBar"],
+            ["lightning.pytorch.callbacks.RichProgressBar"],
+        ),
     ],
 )
 def test_progress_bar_is_added_only_where_the_config_has_none(enabled, callbacks, expected):
@@ -150,4 +154,4 @@ def test_progress_bar_is_added_only_where_the_config_has_none(enabled, callbacks
     trainer_config = Namespace(enable_progress_bar=enabled, callbacks=given)
     add_progress_bar(trainer_config)
     added = [callback.class_path for callback in trainer_config.callbacks or []]
-    assert added == (expected or callbacks or [])
+    assert added == expected

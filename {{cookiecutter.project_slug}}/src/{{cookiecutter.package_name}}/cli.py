@@ -99,12 +99,10 @@ class TrainCLI(LightningCLI):
         """
 
     def before_instantiate_classes(self) -> None:
-        if self.subcommand is None:  # built with run=False: no subcommand, no checkpoint
-            add_progress_bar(self.config.trainer)
-            return
-        config = self.config[self.subcommand]
+        # Built with run=False, the CLI has no subcommand and no checkpoint to load.
+        config = self.config if self.subcommand is None else self.config[self.subcommand]
         add_progress_bar(config.trainer)
-        if config.ckpt_path is None:
+        if self.subcommand is None or config.ckpt_path is None:
             return
         config.ckpt_path = str(resolve_ckpt_path(config))
         checkpoint = load_checkpoint(config.ckpt_path)
