@@ -43,6 +43,7 @@ COMMON_FILES = {
     "tests/test_configs.py",
     "tests/test_datamodule.py",
     "tests/test_distributed.py",
+    "tests/test_logging.py",
     "tests/test_network.py",
     "tests/test_non_finite.py",
     "tests/test_reliability.py",
