@@ -24,25 +24,30 @@ class RecordingLogger(Logger):
 
 
 class LossRecordingClassifier(Classifier):
-    """Keeps every batch's loss, to compare with what reached the logger."""
+    """Keeps every batch's loss and size, to compare with what reached the logger."""
 
-    def training_step(self, batch, batch_idx):
-        loss = super().training_step(batch, batch_idx)
-        self.losses.append(loss.item())
-        return loss
+    def model_step(self, batch):
+        loss, preds, y = super().model_step(batch)
+        self.batches["train" if self.training else "val"].append((loss.item(), len(y)))
+        return loss, preds, y
 
 
-def test_step_loss_is_logged_on_logging_steps_and_the_epoch_mean_counts_every_batch():
+def epoch_means(batches: list[tuple[float, int]], epochs: int) -> list[float]:
+    """Each epoch's mean loss over its samples: a batch counts as often as it has samples."""
+    loss, size = torch.tensor(batches, dtype=torch.float64).view(epochs, -1, 2).unbind(dim=-1)
+    return ((loss * size).sum(dim=1) / size.sum(dim=1)).tolist()
+
+
+def test_step_loss_is_logged_on_logging_steps_and_epoch_means_count_every_sample():
     L.seed_everything(0)
-    data = ClassificationDataModule()
+    data = ClassificationDataModule(batch_size=100)  # each epoch ends with a smaller batch
     model = LossRecordingClassifier(num_features=64, num_classes=10, hidden_dim=16)
-    model.losses = []
+    model.batches = {"train": [], "val": []}
     logger = RecordingLogger()
     trainer = L.Trainer(
         max_epochs=2,
-        limit_train_batches=7,
-        limit_val_batches=0,
         log_every_n_steps=3,
+        num_sanity_val_steps=0,
         logger=logger,
         accelerator="cpu",
         devices=1,
@@ -52,10 +57,30 @@ def test_step_loss_is_logged_on_logging_steps_and_the_epoch_mean_counts_every_ba
     )
     trainer.fit(model, datamodule=data)
 
+    train, val = model.batches["train"], model.batches["val"]
+    assert train[-1][1] < train[0][1] and val[-1][1] < val[0][1]  # the uneven case is tested
+    steps = len(train)
+    logged_steps = [step for step in range(steps) if (step + 1) % 3 == 0]  # every third batch
     step_losses = {step: m["train/loss"] for step, m in logger.logged if "train/loss" in m}
-    assert list(step_losses) == [2, 5, 8, 11]  # batches 3, 6, 9, 12 of 14: every third
-    assert list(step_losses.values()) == pytest.approx([model.losses[i] for i in (2, 5, 8, 11)])
-    epoch_means = [m["train/loss_epoch"] for _, m in logger.logged if "train/loss_epoch" in m]
-    mean = torch.tensor(model.losses).view(2, 7).mean(dim=1)  # 7 full batches an epoch
-    assert epoch_means == pytest.approx(mean.tolist())
-    assert trainer.progress_bar_metrics["train/loss"] == pytest.approx(model.losses[11])
+    assert list(step_losses) == logged_steps
+    assert list(step_losses.values()) == pytest.approx([train[s][0] for s in logged_steps])
+    assert trainer.progress_bar_metrics["train/loss"] == pytest.approx(train[logged_steps[-1]][0])
+    train_means = [m["train/loss_epoch"] for _, m in logger.logged if "train/loss_epoch" in m]
+    assert train_means == pytest.approx(epoch_means(train, epochs=2))
+    val_means = [m["val/loss"] for _, m in logger.logged if "val/loss" in m]
+    assert val_means == pytest.approx(epoch_means(val, epochs=2))
+
+
+def test_fast_dev_run_logs_the_step_loss():
+    model = LossRecordingClassifier(num_features=64, num_classes=10, hidden_dim=16)
+    model.batches = {"train": [], "val": []}
+    trainer = L.Trainer(
+        fast_dev_run=True,
+        log_every_n_steps=10,
+        accelerator="cpu",
+        devices=1,
+        enable_progress_bar=False,
+        enable_model_summary=False,
+    )
+    trainer.fit(model, datamodule=ClassificationDataModule())
+    assert trainer.progress_bar_metrics["train/loss"] == pytest.approx(model.batches["train"][0][0])
