@@ -2,7 +2,8 @@
 
 Only the output's shape and the sides' agreement are checked: timings belong to the benchmark on
 a quiet machine, not to CI. The parity run covers both training-step variants (automatic and
-manual), whose plain-loop twin must reach the same validation accuracy.
+manual), whose plain-loop twin must reach the same validation accuracy, and every logger (W&B
+prints to stdout after the run's figures).
 """
 
 import re
@@ -17,9 +18,12 @@ NUMBER = r"-?\d+\.\d+"
 SIDES = ("lightning", "plain")
 
 
-@pytest.mark.parametrize("optimization", ["automatic", "manual"])
-def test_parity_benchmark_short_mode_prints_the_table_and_the_ratio(bake, optimization):
-    project = bake(optimization=optimization)
+@pytest.mark.parametrize(
+    ("optimization", "logger"),
+    [("automatic", "csv"), ("manual", "wandb"), ("automatic", "tensorboard")],
+)
+def test_parity_benchmark_short_mode_prints_the_table_and_the_ratio(bake, optimization, logger):
+    project = bake(optimization=optimization, logger=logger)
     result = run(
         *[sys.executable, "benchmarks/parity.py", "--repeats", "1", "--trainer.max_epochs=1"],
         cwd=project,
@@ -39,15 +43,22 @@ def test_parity_benchmark_short_mode_prints_the_table_and_the_ratio(bake, optimi
     assert re.fullmatch(rf"ratio {NUMBER}", lines[-1])
 
 
-def test_parity_benchmark_refuses_what_its_plain_loop_does_not_do(bake):
+@pytest.mark.parametrize(
+    ("flag", "refusal"),
+    [
+        ("accumulate_grad_batches=2", "trainer.accumulate_grad_batches=1 only, not 2"),
+        ("limit_train_batches=5", "trainer.limit_train_batches=1.0 only, not 5"),
+    ],
+)
+def test_parity_benchmark_refuses_what_its_plain_loop_does_not_do(bake, flag, refusal):
     project = bake()
     result = run_failing(
         sys.executable,
         "benchmarks/parity.py",
-        *["--repeats", "1", "--trainer.max_epochs=1", "--trainer.accumulate_grad_batches=2"],
+        *["--repeats", "1", "--trainer.max_epochs=1", f"--trainer.{flag}"],
         project=project,
     )
-    assert "the plain loop supports trainer.accumulate_grad_batches=1 only, not 2" in result
+    assert f"the plain loop supports {refusal}" in result
 
 
 def test_startup_benchmark_short_mode_prints_the_extra_time(bake):

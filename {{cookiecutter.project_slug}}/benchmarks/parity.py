@@ -9,8 +9,9 @@ and checkpoints (the arguments the benchmark does not know go to it, as to ``tra
 plain side is the loop written out below, doing the same work without checkpoints or logs: the
 same network and initial weights, batches, dropout masks, optimizer, scheduler, epochs, and
 training and validation metrics. Each run is a fresh process, the two sides alternating; only
-the training is timed, not the imports or the data loading before it. Both sides must end at the
-same validation accuracy. The last line printed is ``ratio <Lightning median / plain median>``.
+the training is timed, not the imports, the data loading or the loggers' start before it. Both
+sides must end at the same validation accuracy. The last line printed is
+``ratio <Lightning median / plain median>``.
 """
 
 import argparse
@@ -21,6 +22,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from pathlib import Path
 
 import torch
 import torch.nn.functional as F
@@ -38,13 +40,14 @@ def main() -> None:
         "--threads", type=int, default=1, help="torch threads per run (default 1: steadiest)"
     )
     parser.add_argument("--side", choices=SIDES, help=argparse.SUPPRESS)  # one run, in a child
+    parser.add_argument("--result", type=Path, help=argparse.SUPPRESS)  # where the child writes
     args, train_args = parser.parse_known_args()
     if args.repeats < 1 or args.threads < 1:
         parser.error("--repeats and --threads must be at least 1")
     if not any(arg.split("=")[0] in ("--config", "-c") for arg in train_args):
         train_args = ["--config", "configs/default.yaml", *train_args]
     if args.side is not None:
-        print(json.dumps(run_one_side(args.side, train_args, args.threads)))
+        args.result.write_text(json.dumps(run_one_side(args.side, train_args, args.threads)))
         return
 
     runs: dict[str, list[dict]] = {side: [] for side in SIDES}
@@ -59,11 +62,17 @@ def main() -> None:
 
 
 def run_in_child(side: str, train_args: list[str], threads: int) -> dict:
-    command = [sys.executable, __file__, "--side", side, "--threads", str(threads), *train_args]
-    child = subprocess.run(command, capture_output=True, text=True)
-    if child.returncode != 0:
-        sys.exit(f"error: the {side} run failed (exit {child.returncode}):\n{child.stderr[-3000:]}")
-    return json.loads(child.stdout.strip().splitlines()[-1])
+    """One run in a fresh process; its figures come back in a file, as loggers print to stdout."""
+    with tempfile.TemporaryDirectory() as folder:
+        result = Path(folder, "result.json")
+        command = [sys.executable, __file__, "--side", side, "--threads", str(threads)]
+        child = subprocess.run(
+            [*command, "--result", str(result), *train_args], capture_output=True, text=True
+        )
+        if child.returncode != 0:
+            error = child.stderr[-3000:]
+            sys.exit(f"error: the {side} run failed (exit {child.returncode}):\n{error}")
+        return json.loads(result.read_text())
 
 
 def run_one_side(side: str, train_args: list[str], threads: int) -> dict:
@@ -76,7 +85,10 @@ def run_one_side(side: str, train_args: list[str], threads: int) -> dict:
         cli = create_cli([*train_args, f"--trainer.default_root_dir={root}"], run=False)
         trainer, model, data = cli.trainer, cli.model, cli.datamodule
         device = trainer.strategy.root_device
+        data.trainer = trainer  # as in fit: the loaders pin memory when training on a GPU
         if side == "lightning":
+            for logger in trainer.loggers:
+                _ = logger.experiment  # started before the clock: W&B takes seconds to start
             start = time.perf_counter()
             trainer.fit(model, datamodule=data)
             seconds = time.perf_counter() - start
@@ -105,6 +117,11 @@ def check_plain_loop_matches(trainer, model) -> None:
         "trainer.precision": (trainer.precision, "32-true"),
         "trainer.accumulate_grad_batches": (trainer.accumulate_grad_batches, 1),
         "trainer.gradient_clip_val": (trainer.gradient_clip_val, None),
+        "trainer.limit_train_batches": (trainer.limit_train_batches, 1.0),
+        "trainer.limit_val_batches": (trainer.limit_val_batches, 1.0),
+        "trainer.val_check_interval": (trainer.val_check_interval, 1.0),
+        "trainer.check_val_every_n_epoch": (trainer.check_val_every_n_epoch, 1),
+        "trainer.max_steps": (trainer.max_steps, -1),
         "model.accumulate_grad_batches": (model.hparams.get("accumulate_grad_batches", 1), 1),
         "model.gradient_clip_val": (model.hparams.get("gradient_clip_val"), None),
         "processes": (trainer.world_size, 1),
@@ -132,14 +149,16 @@ def train_plain(model, data, epochs: int, device: torch.device) -> tuple[float, 
         model.train()
         # Training loss and accuracy, summed on the device: no synchronisation a step.
         loss_sum, correct = torch.zeros((), device=device), torch.zeros((), device=device)
-        batches = iter(train_loader)
+        fetch_start = time.perf_counter()
+        batches = iter(train_loader)  # starts the workers, if there are any and they stopped
+        data_seconds += time.perf_counter() - fetch_start
         for batch_idx in range(len(train_loader)):
             fetch_start = time.perf_counter()
             x, y = next(batches)
             data_seconds += time.perf_counter() - fetch_start
             if seed is not None:
                 seed_batch(seed, 0, epoch, batch_idx)  # the dropout masks the project draws
-            x, y = x.to(device), y.to(device)
+            x, y = x.to(device, non_blocking=True), y.to(device, non_blocking=True)
             logits = model(x)
             loss = F.cross_entropy(logits, y)
             optimizer.zero_grad()
@@ -159,7 +178,7 @@ def evaluate(model, loader, device: torch.device) -> float:
     # Loss and accuracy, as the Lightning side logs val/loss and val/acc; the accuracy is returned.
     loss_sum, correct = torch.zeros((), device=device), torch.zeros((), device=device)
     for x, y in loader:
-        x, y = x.to(device), y.to(device)
+        x, y = x.to(device, non_blocking=True), y.to(device, non_blocking=True)
         logits = model(x)
         loss_sum += F.cross_entropy(logits, y, reduction="sum")
         correct += (logits.argmax(dim=1) == y).sum()
