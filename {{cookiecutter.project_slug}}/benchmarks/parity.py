@@ -128,7 +128,8 @@ def check_plain_loop_matches(trainer, model) -> None:
         "trainer.max_epochs": (trainer.max_epochs is None or trainer.max_epochs < 1, False),
     }
     for name, (value, supported) in unsupported.items():
-        if value != supported:
+        # Types count: limit_train_batches=1 is one batch, 1.0 is all of them.
+        if value != supported or type(value) is not type(supported):
             sys.exit(f"error: the plain loop supports {name}={supported} only, not {value}")
 
 
