@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from lightning.pytorch.loggers import Logger
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 
@@ -62,6 +63,22 @@ def max_weight_difference(a: Path, b: Path) -> float:
     return max(
         (weights_a[k].double() - weights_b[k].double()).abs().max().item() for k in weights_a
     )
+
+
+class RecordingLogger(Logger):
+    """Keeps what it is given, in memory, to compare with what training computed."""
+
+    name, version = "recording", 0
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.logged: list[tuple[int, dict]] = []
+
+    def log_hyperparams(self, params, *args, **kwargs) -> None:
+        pass
+
+    def log_metrics(self, metrics: dict, step: int) -> None:
+        self.logged.append((step, dict(metrics)))
 
 
 def read_metrics(run_folder: Path, stage: str) -> dict[str, float]:

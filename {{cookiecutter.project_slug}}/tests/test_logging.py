@@ -1,30 +1,21 @@
-"""What training logs: the step's loss on the logger's steps, the epoch's mean over every batch."""
+"""What training logs: the step's loss on the logger's steps, the epoch's mean over every sample."""
 
 import lightning as L
 import pytest
 import torch
-from lightning.pytorch.loggers import Logger
 
 from {{ cookiecutter.package_name }}.datamodule import ClassificationDataModule
 from {{ cookiecutter.package_name }}.module import Classifier
 
-
-class RecordingLogger(Logger):
-    name, version = "recording", 0
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.logged: list[tuple[int, dict]] = []
-
-    def log_hyperparams(self, params, *args, **kwargs) -> None:
-        pass
-
-    def log_metrics(self, metrics: dict, step: int) -> None:
-        self.logged.append((step, dict(metrics)))
+from .conftest import RecordingLogger
 
 
 class LossRecordingClassifier(Classifier):
     """Keeps every batch's loss and size, to compare with what reached the logger."""
+
+    def __init__(self) -> None:
+        super().__init__(num_features=64, num_classes=10, hidden_dim=16)
+        self.batches: dict[str, list[tuple[float, int]]] = {"train": [], "val": []}
 
     def model_step(self, batch):
         loss, preds, y = super().model_step(batch)
@@ -41,8 +32,7 @@ def epoch_means(batches: list[tuple[float, int]], epochs: int) -> list[float]:
 def test_step_loss_is_logged_on_logging_steps_and_epoch_means_count_every_sample():
     L.seed_everything(0)
     data = ClassificationDataModule(batch_size=100)  # each epoch ends with a smaller batch
-    model = LossRecordingClassifier(num_features=64, num_classes=10, hidden_dim=16)
-    model.batches = {"train": [], "val": []}
+    model = LossRecordingClassifier()
     logger = RecordingLogger()
     trainer = L.Trainer(
         max_epochs=2,
@@ -72,8 +62,7 @@ def test_step_loss_is_logged_on_logging_steps_and_epoch_means_count_every_sample
 
 
 def test_fast_dev_run_logs_the_step_loss():
-    model = LossRecordingClassifier(num_features=64, num_classes=10, hidden_dim=16)
-    model.batches = {"train": [], "val": []}
+    model = LossRecordingClassifier()
     trainer = L.Trainer(
         fast_dev_run=True,
         log_every_n_steps=10,

@@ -8,6 +8,8 @@ import torch
 from {{ cookiecutter.package_name }} import throughput
 from {{ cookiecutter.package_name }}.throughput import ThroughputLogger
 
+from .conftest import RecordingLogger
+
 
 class FakeClock:
     """Stands in for time.perf_counter: the tests set how long each batch takes."""
@@ -24,14 +26,6 @@ def clock(monkeypatch) -> FakeClock:
     fake = FakeClock()
     monkeypatch.setattr(throughput, "time", fake)
     return fake
-
-
-class RecordingLogger:
-    def __init__(self) -> None:
-        self.logged: list[tuple[int, dict]] = []
-
-    def log_metrics(self, metrics: dict, step: int) -> None:
-        self.logged.append((step, metrics))
 
 
 def fake_trainer(logger: RecordingLogger, world_size: int = 1) -> SimpleNamespace:
