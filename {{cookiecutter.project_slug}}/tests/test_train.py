@@ -91,6 +91,17 @@ def test_fit_with_ckpt_path_last_continues_the_run_in_its_folder(tmp_path):
     [run] = run_folders(tmp_path)
     resumed = torch.load(run / "checkpoints" / "last.ckpt", weights_only=True)
     assert (resumed["epoch"], resumed["global_step"]) == (1, 6)  # two epochs of 3 steps
+    # The first part's config is kept beside the continued run's, not overwritten.
+    kept, latest = (run / "config-1.yaml", run / "config.yaml")
+    configs = [yaml.safe_load(path.read_text()) for path in (kept, latest)]
+    assert [config["trainer"]["max_epochs"] for config in configs] == [1, 2]
+{%- if cookiecutter.logger == "csv" %}
+    # Lightning's CSVLogger deletes the metrics.csv it finds: the first part's is kept aside.
+    for name, epoch in (("metrics-1.csv", "0"), ("metrics.csv", "1")):
+        with open(run / name, newline="") as file:
+            validated = [row for row in csv.DictReader(file) if row.get("val/acc")]
+        assert [row["epoch"] for row in validated] == [epoch], name
+{%- endif %}
 
 
 def test_fit_with_ckpt_path_last_and_no_run_says_so(tmp_path):

@@ -16,7 +16,7 @@ from jsonargparse import Namespace
 from lightning.pytorch import LightningModule, Trainer
 from lightning.pytorch.callbacks import ModelCheckpoint
 from lightning.pytorch.cli import LightningArgumentParser, LightningCLI, SaveConfigCallback
-from lightning.pytorch.utilities import rank_zero_info
+from lightning.pytorch.utilities import rank_zero_info, rank_zero_only
 
 from {{ cookiecutter.package_name }}.checkpointing import (
     CheckpointError,
@@ -256,6 +256,24 @@ def continue_in_run_folder(config) -> None:
         init_args.id = run_folder.name
     else:
         init_args.version = run_folder.name
+    keep_earlier_files(run_folder)
+
+
+@rank_zero_only
+def keep_earlier_files(run_folder: Path) -> None:
+    """Rename the run's ``metrics.csv`` and ``config.yaml`` to ``metrics-1.csv``, ``config-1.yaml``
+    (then ``-2``, ...) before the continued run writes its own.
+
+    Lightning's CSVLogger deletes a ``metrics.csv`` it finds in its folder, and the continued run
+    may be configured differently (``max_epochs``, say): nothing of the earlier part is lost.
+    """
+    for name in ("metrics.csv", "config.yaml"):
+        path = run_folder / name
+        if not path.is_file():
+            continue
+        parts = (path.with_name(f"{path.stem}-{part}{path.suffix}") for part in itertools.count(1))
+        kept = path.rename(next(part for part in parts if not part.exists()))
+        rank_zero_info(f"Continuing in {run_folder}: the earlier {name} is kept as {kept.name}.")
 
 
 def create_cli(args: list[str] | None = None, run: bool = True) -> TrainCLI:
