@@ -35,10 +35,10 @@ from cookiecutter.exceptions import FailedHookException
         ({"package_name": "test"}, "package_name 'test' would shadow"),
         ({"package_name": "json"}, "package_name 'json' would shadow"),
         ({"package_name": "MyPackage"}, "package_name 'MyPackage' must be lowercase"),
-        ({"python_version": "3.9"}, "python_version '3.9' is not supported"),
+        ({"python_version": "3.10"}, "python_version '3.10' is not supported"),
         (
             {"python_version": "3.11; rm -rf /"},
-            "is not supported: choose one of 3.10, 3.11",
+            "is not supported: choose one of 3.11, 3.12",
         ),
         ({"author_name": "Ada\nLovelace"}, "author_name contains a line break"),
         ({"description": "two\nlines"}, "description contains a line break"),
