@@ -40,7 +40,9 @@ def write_npz(path: Path, **arrays) -> Path:
         ({"x": np.zeros((4, 2)), "y": np.zeros(3, dtype=int)}, "expected (N, ...) and (N,)"),
         ({"x": np.zeros((4, 2)), "y": np.zeros(4)}, "'y' has dtype float64"),
         ({"x": np.array([["a", "b"]] * 4), "y": np.zeros(4, dtype=int)}, "'x' has dtype <U1"),
-        ({"x": np.full((4, 2), np.nan), "y": np.zeros(4, dtype=int)}, "8 non-finite values"),
+        ({"x": np.full((4, 2), np.nan), "y": np.zeros(4, dtype=int)}, "8 values that are NaN"),
+        # Finite as float64, Inf as float32, which the network trains in.
+        ({"x": np.full((4, 2), 1e300), "y": np.zeros(4, dtype=int)}, "8 values that are NaN"),
         ({"x": np.zeros((4, 2)), "y": np.array([0, 1, -1, 0])}, "negative label -1"),
         ({"x": np.zeros((0, 2)), "y": np.zeros(0, dtype=int)}, "holds no samples"),
     ],
@@ -72,6 +74,14 @@ def test_labels_beyond_the_configured_classes_are_refused(tmp_path):
     path = write_npz(tmp_path / "labels.npz", x=np.zeros((4, 2)), y=np.array([0, 1, 2, 3]))
     with pytest.raises(DataFileError, match="label 3, out of range for data.num_classes=3"):
         ClassificationDataModule(data_path=path, num_classes=3)
+    with pytest.raises(DataFileError, match="num_classes=9 is too few for the bundled digits"):
+        ClassificationDataModule(num_classes=9)
+
+
+@pytest.mark.parametrize(("val_fraction", "test_fraction"), [(0.0, 0.2), (0.5, 0.5), (0.9, 0.2)])
+def test_split_fractions_that_leave_no_training_set_are_refused(val_fraction, test_fraction):
+    with pytest.raises(DataFileError, match=f"data.val_fraction={val_fraction} and"):
+        ClassificationDataModule(val_fraction=val_fraction, test_fraction=test_fraction)
 
 
 BAD_FILES = {  # what the file holds -> (extra arguments, the problem the error must name)

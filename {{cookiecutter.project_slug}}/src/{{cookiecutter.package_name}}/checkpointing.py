@@ -114,7 +114,14 @@ def load_checkpoint(ckpt_path: str | Path) -> dict:
 
 def check_checkpoint_fits(model: torch.nn.Module, ckpt_path: str | Path) -> None:
     """Raise ``CheckpointError`` naming every key or shape that differs."""
-    saved = load_checkpoint(ckpt_path)["state_dict"]
+    checkpoint = load_checkpoint(ckpt_path)
+    if "state_dict" not in checkpoint:
+        raise CheckpointError(
+            f"Checkpoint '{ckpt_path}' is not one that train.py wrote: it has no 'state_dict' "
+            f"(its first keys: {', '.join(map(str, list(checkpoint)[:5]))}). Give a best.ckpt "
+            "or last.ckpt."
+        )
+    saved = checkpoint["state_dict"]
     expected = model.state_dict()
     problems = [f"missing {key} {tuple(expected[key].shape)}" for key in expected.keys() - saved]
     problems += [f"unexpected {key} {tuple(saved[key].shape)}" for key in saved.keys() - expected]

@@ -108,7 +108,7 @@ class TrainCLI(LightningCLI):
         checkpoint = load_checkpoint(config.ckpt_path)
         report_changed_hyperparameters(config, checkpoint)
         if self.subcommand == "fit":
-            check_resumable(config.ckpt_path, checkpoint)
+            check_resumable(config.ckpt_path, checkpoint, config.trainer.max_epochs)
             continue_in_run_folder(config)
 
     def after_instantiate_classes(self) -> None:
@@ -232,12 +232,19 @@ def report_changed_hyperparameters(config, checkpoint: dict) -> None:
             )
 
 
-def check_resumable(ckpt_path: str, checkpoint: dict) -> None:
-    """``fit`` continues from the full training state; best.ckpt holds the weights only."""
+def check_resumable(ckpt_path: str, checkpoint: dict, max_epochs: int | None) -> None:
+    """``fit`` continues from the full training state (best.ckpt holds the weights only), and
+    only while epochs are left to train."""
     if "optimizer_states" not in checkpoint:
         raise CheckpointError(
             f"--ckpt_path: '{ckpt_path}' holds the weights only (as best.ckpt does), not the "
             "optimizer and loop state that fit continues from. Continue from last.ckpt."
+        )
+    epoch = checkpoint.get("epoch", 0)  # counted from 0
+    if max_epochs is not None and max_epochs != -1 and max_epochs <= epoch:
+        raise CheckpointError(
+            f"--ckpt_path: '{ckpt_path}' was saved in epoch {epoch} (counted from 0), so "
+            f"trainer.max_epochs={max_epochs} leaves nothing to train: set it above {epoch}."
         )
 
 

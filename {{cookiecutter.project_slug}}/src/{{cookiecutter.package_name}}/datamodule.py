@@ -12,7 +12,8 @@ from {{ cookiecutter.package_name }}.reproducibility import EpochSeededSampler, 
 
 
 class DataFileError(ValueError):
-    """A data file the user pointed at cannot be used; the message says why."""
+    """The data (a file the user pointed at, or the bundled set) cannot be used with the data.*
+    settings; the message says why."""
 
 
 def load_digits_arrays() -> tuple[np.ndarray, np.ndarray]:
@@ -56,8 +57,11 @@ def load_npz_arrays(path: Path, num_classes: int | None = None) -> tuple[np.ndar
         raise fail(f"'x' has dtype {x.dtype}, expected floats or integers")
     if not np.issubdtype(y.dtype, np.integer):
         raise fail(f"'y' has dtype {y.dtype}, expected integers")
+    with np.errstate(over="ignore"):  # values beyond float32's range become Inf: refused below
+        x = x.astype(np.float32)
     if not np.isfinite(x).all():
-        raise fail(f"'x' holds {np.size(x) - np.isfinite(x).sum()} non-finite values (NaN or Inf)")
+        count = np.size(x) - np.isfinite(x).sum()
+        raise fail(f"'x' holds {count} values that are NaN, Inf or beyond float32's range")
     if y.min() < 0:
         raise fail(f"'y' holds the negative label {y.min()}; labels must be 0..C-1")
     if num_classes is not None and y.max() >= num_classes:
@@ -65,7 +69,7 @@ def load_npz_arrays(path: Path, num_classes: int | None = None) -> tuple[np.ndar
             f"'y' holds the label {y.max()}, out of range for data.num_classes={num_classes} "
             f"(labels 0..{num_classes - 1})"
         )
-    return x.astype(np.float32), y.astype(np.int64)
+    return x, y.astype(np.int64)
 
 
 class ClassificationDataModule(L.LightningDataModule):
@@ -101,7 +105,7 @@ class ClassificationDataModule(L.LightningDataModule):
     ) -> None:
         super().__init__()
         if not (val_fraction > 0 and test_fraction > 0 and val_fraction + test_fraction < 1):
-            raise ValueError(
+            raise DataFileError(
                 f"data.val_fraction={val_fraction} and data.test_fraction={test_fraction} must be "
                 "positive and sum to less than 1."
             )
@@ -111,6 +115,11 @@ class ClassificationDataModule(L.LightningDataModule):
         # the CLI builds it, and a bad file is reported before anything is written.
         if data_path is None:
             x, y = load_digits_arrays()
+            if num_classes is not None and y.max() >= num_classes:
+                raise DataFileError(
+                    f"data.num_classes={num_classes} is too few for the bundled digits: their "
+                    f"labels go up to {y.max()}."
+                )
         else:
             x, y = load_npz_arrays(Path(data_path), num_classes)
         self.dataset = TensorDataset(torch.from_numpy(x), torch.from_numpy(y))
