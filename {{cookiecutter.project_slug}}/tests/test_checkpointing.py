@@ -2,6 +2,7 @@
 
 import pytest
 import torch
+from jsonargparse import Namespace
 from lightning.pytorch.plugins.io import AsyncCheckpointIO
 
 from {{ cookiecutter.package_name }}.checkpointing import (
@@ -9,7 +10,11 @@ from {{ cookiecutter.package_name }}.checkpointing import (
     CheckpointError,
     check_checkpoint_fits,
 )
-from {{ cookiecutter.package_name }}.cli import check_resumable
+from {{ cookiecutter.package_name }}.cli import (
+    check_resumable,
+    report_changed_hyperparameters,
+    report_restored_optimizer_settings,
+)
 
 
 def test_a_failed_write_leaves_the_previous_checkpoint_intact(tmp_path, monkeypatch):
@@ -66,3 +71,37 @@ def test_resuming_is_refused_when_max_epochs_leaves_nothing_to_train(max_epochs,
         return
     with pytest.raises(CheckpointError, match=f"trainer.max_epochs={max_epochs} leaves nothing"):
         check_resumable("last.ckpt", checkpoint, max_epochs)
+
+
+def test_resuming_names_every_setting_that_differs_from_the_checkpoint(capsys):
+    """The config decides the model and data; the optimizer and scheduler continue as saved."""
+    checkpoint = {
+        "hyper_parameters": {"hidden_dim": 1024, "dropout": 0.1},
+        "datamodule_hyper_parameters": {"split_seed": 0, "batch_size": 64},
+        "optimizer_states": [
+            {"param_groups": [{"lr": 0.002, "initial_lr": 0.003, "betas": (0.9, 0.999)}]}
+        ],
+        "lr_schedulers": [{"T_max": 20, "last_epoch": 4}],
+    }
+    config = Namespace(
+        ckpt_path="last.ckpt",
+        model=Namespace(
+            hidden_dim=1024,
+            dropout=0.2,
+            optimizer=Namespace(init_args=Namespace(lr=0.1, betas=[0.9, 0.999])),
+            scheduler=Namespace(init_args=Namespace(T_max=40, last_epoch=-1)),
+        ),
+        data=Namespace(split_seed=7, batch_size=64),
+    )
+    report_changed_hyperparameters(config, checkpoint)
+    report_restored_optimizer_settings(config, checkpoint)
+    notes = capsys.readouterr().err.splitlines()
+    assert [note.split(";")[0] for note in notes[:2]] == [
+        "Note: last.ckpt was trained with model.dropout=0.1",
+        "Note: last.ckpt was trained with data.split_seed=0",
+    ]
+    assert [note.split(" is not used")[0] for note in notes[2:]] == [
+        "Note: the config's model.optimizer.init_args.lr=0.1",  # against initial_lr, not lr
+        "Note: the config's model.scheduler.init_args.T_max=40",
+    ]
+    assert "with T_max=20" in notes[3]

@@ -109,6 +109,7 @@ class TrainCLI(LightningCLI):
         report_changed_hyperparameters(config, checkpoint)
         if self.subcommand == "fit":
             check_resumable(config.ckpt_path, checkpoint, config.trainer.max_epochs)
+            report_restored_optimizer_settings(config, checkpoint)
             continue_in_run_folder(config)
 
     def after_instantiate_classes(self) -> None:
@@ -222,14 +223,55 @@ def resolve_ckpt_path(config) -> Path:
 
 
 def report_changed_hyperparameters(config, checkpoint: dict) -> None:
-    """Say which model hyperparameters differ from those the checkpoint was trained with."""
-    for key, saved in checkpoint.get("hyper_parameters", {}).items():
-        if key in config.model and config.model[key] != saved:
-            print(
-                f"Note: {config.ckpt_path} was trained with model.{key}={saved!r}; the config's "
-                f"model.{key}={config.model[key]!r} is used.",
-                file=sys.stderr,
-            )
+    """Say which model and data settings differ from those the checkpoint was trained with."""
+    for section, saved_values in (
+        ("model", checkpoint.get("hyper_parameters", {})),
+        ("data", checkpoint.get("datamodule_hyper_parameters", {})),
+    ):
+        for key, saved in saved_values.items():
+            if key in config[section] and not same_value(config[section][key], saved):
+                print(
+                    f"Note: {config.ckpt_path} was trained with {section}.{key}={saved!r}; the "
+                    f"config's {section}.{key}={config[section][key]!r} is used.",
+                    file=sys.stderr,
+                )
+
+
+def report_restored_optimizer_settings(config, checkpoint: dict) -> None:
+    """Say which optimizer and scheduler settings of the config a resumed ``fit`` cannot apply.
+
+    Lightning restores the optimizer's and the scheduler's state as saved (their settings are part
+    of it), so a changed learning rate, weight decay or ``T_max`` would silently not take effect.
+    """
+    optimizer_states = checkpoint.get("optimizer_states") or [{}]
+    scheduler_states = checkpoint.get("lr_schedulers") or [{}]
+    saved_settings = {
+        "optimizer": optimizer_states[0].get("param_groups", [{}])[0],  # lr, weight_decay, ...
+        "scheduler": scheduler_states[0],  # T_max, eta_min, ...
+    }
+    for name, saved in saved_settings.items():
+        configured = config.model.get(name)
+        init_args = configured.init_args if configured else {}
+        for key, value in init_args.items():
+            if key == "last_epoch":
+                continue  # the scheduler's position in the run, not a setting
+            # With a scheduler, "lr" in the state is the scheduled rate; "initial_lr" the setting.
+            saved_key = "initial_lr" if key == "lr" and "initial_lr" in saved else key
+            if saved_key in saved and not same_value(value, saved[saved_key]):
+                print(
+                    f"Note: the config's model.{name}.init_args.{key}={value!r} is not used: "
+                    f"the resumed run continues the {name} state saved in {config.ckpt_path}, "
+                    f"with {key}={saved[saved_key]!r}. To train with new {name} settings, start "
+                    "a new run.",
+                    file=sys.stderr,
+                )
+
+
+def same_value(configured, saved) -> bool:
+    """Equal, counting a list and a tuple of the same items as equal (YAML has no tuples)."""
+    if isinstance(configured, list | tuple) and isinstance(saved, list | tuple):
+        return list(configured) == list(saved)
+    return configured == saved
 
 
 def check_resumable(ckpt_path: str, checkpoint: dict, max_epochs: int | None) -> None:
