@@ -11,6 +11,7 @@ from {{ cookiecutter.package_name }}.checkpointing import (
     check_checkpoint_fits,
 )
 from {{ cookiecutter.package_name }}.cli import (
+    check_no_run_is_overwritten,
     check_resumable,
     report_changed_hyperparameters,
     report_restored_optimizer_settings,
@@ -105,3 +106,14 @@ def test_resuming_names_every_setting_that_differs_from_the_checkpoint(capsys):
         "Note: the config's model.scheduler.init_args.T_max=40",
     ]
     assert "with T_max=20" in notes[3]
+
+
+def test_a_run_without_a_logger_does_not_replace_another_runs_checkpoints(tmp_path):
+    config = Namespace(trainer=Namespace(logger=False, default_root_dir=str(tmp_path)))
+    check_no_run_is_overwritten(config)  # an empty folder: the run may start
+    (tmp_path / "checkpoints").mkdir()
+    (tmp_path / "checkpoints" / "last.ckpt").write_bytes(b"another run's")
+    with pytest.raises(CheckpointError, match=f"'{tmp_path}', which holds another run's"):
+        check_no_run_is_overwritten(config)
+    config.trainer.logger = Namespace(class_path="lightning.pytorch.loggers.CSVLogger")
+    check_no_run_is_overwritten(config)  # a logger gives each run its own folder

@@ -97,7 +97,8 @@ class StopOnSignal(L.Callback):
 
 
 class CheckpointError(ValueError):
-    """A checkpoint that cannot be used: missing, or weights that do not fit the model."""
+    """A checkpoint that cannot be used (missing, or weights that do not fit the model), or a run
+    that would overwrite another run's checkpoints."""
 
 
 def load_checkpoint(ckpt_path: str | Path) -> dict:

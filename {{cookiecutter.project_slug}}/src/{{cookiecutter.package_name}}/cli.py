@@ -102,6 +102,8 @@ class TrainCLI(LightningCLI):
         # Built with run=False, the CLI has no subcommand and no checkpoint to load.
         config = self.config if self.subcommand is None else self.config[self.subcommand]
         add_progress_bar(config.trainer)
+        if self.subcommand == "fit" and config.ckpt_path is None:
+            check_no_run_is_overwritten(config)
         if self.subcommand is None or config.ckpt_path is None:
             return
         config.ckpt_path = str(resolve_ckpt_path(config))
@@ -272,6 +274,20 @@ def same_value(configured, saved) -> bool:
     if isinstance(configured, list | tuple) and isinstance(saved, list | tuple):
         return list(configured) == list(saved)
     return configured == saved
+
+
+def check_no_run_is_overwritten(config) -> None:
+    """Without a logger, runs have no folders of their own: refuse to start one where another
+    run's ``config.yaml`` and ``checkpoints/last.ckpt`` would be replaced."""
+    if config.trainer.logger is not False:
+        return  # each run gets <save_dir>/<name>/<version>/
+    folder = Path(config.trainer.default_root_dir)
+    if (folder / "config.yaml").exists() or (folder / "checkpoints" / "last.ckpt").exists():
+        raise CheckpointError(
+            f"trainer.logger=false: the run would write straight into trainer.default_root_dir "
+            f"'{folder}', which holds another run's config.yaml or checkpoints/last.ckpt. Give "
+            "another --trainer.default_root_dir, or continue that run with --ckpt_path=last."
+        )
 
 
 def check_resumable(ckpt_path: str, checkpoint: dict, max_epochs: int | None) -> None:
