@@ -153,6 +153,11 @@ def test_fit_on_users_own_npz_file(npz_file, tmp_path):
     [
         (None, None, ["lightning.pytorch.callbacks.TQDMProgressBar"]),
         (False, None, []),  # --trainer.enable_progress_bar=false stays valid
+        (  # a run's saved config.yaml, run again without a bar
+            False,
+            ["lightning.pytorch.callbacks.TQDMProgressBar", "my_project.MyCallback"],
+            ["my_project.MyCallback"],
+        ),
         (  # the user's own bar
             None,
             ["lightning.pytorch.callbacks.RichProgressBar"],

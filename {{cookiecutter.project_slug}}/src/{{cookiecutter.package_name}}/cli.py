@@ -183,11 +183,18 @@ def add_progress_bar(trainer_config) -> None:
 
     Lightning's default (its Rich bar, where rich is installed) redraws 100 times a second from a
     thread that competes with training: 7-10% of the default CPU run (parity benchmark).
+    ``enable_progress_bar: false`` also drops a bar listed in the callbacks, such as the one a
+    run's saved config.yaml holds (Lightning refuses the two together).
     """
-    if trainer_config.enable_progress_bar is False:
-        return
     callbacks = trainer_config.callbacks or []
-    if any("ProgressBar" in getattr(callback, "class_path", "") for callback in callbacks):
+    bars = [
+        callback for callback in callbacks if "ProgressBar" in getattr(callback, "class_path", "")
+    ]
+    if trainer_config.enable_progress_bar is False:
+        if bars:
+            trainer_config.callbacks = [callback for callback in callbacks if callback not in bars]
+        return
+    if bars:
         return
     progress_bar = Namespace(
         class_path="lightning.pytorch.callbacks.TQDMProgressBar",
