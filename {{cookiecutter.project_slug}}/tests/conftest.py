@@ -73,9 +73,10 @@ class RecordingLogger(Logger):
     def __init__(self) -> None:
         super().__init__()
         self.logged: list[tuple[int, dict]] = []
+        self.hyperparams: dict = {}
 
     def log_hyperparams(self, params, *args, **kwargs) -> None:
-        pass
+        self.hyperparams.update(params)
 
     def log_metrics(self, metrics: dict, step: int) -> None:
         self.logged.append((step, dict(metrics)))

@@ -1,13 +1,15 @@
-"""What training logs: the step's loss on the logger's steps, the epoch's mean over every sample."""
+"""What training logs: the step's loss on the logger's steps, the epoch's mean over every sample,
+and the run's full config."""
 
 import lightning as L
 import pytest
 import torch
 
+from {{ cookiecutter.package_name }}.cli import create_cli
 from {{ cookiecutter.package_name }}.datamodule import ClassificationDataModule
 from {{ cookiecutter.package_name }}.module import Classifier
 
-from .conftest import RecordingLogger
+from .conftest import FAST, PROJECT_ROOT, RecordingLogger
 
 
 class LossRecordingClassifier(Classifier):
@@ -73,3 +75,18 @@ def test_fast_dev_run_logs_the_step_loss():
     )
     trainer.fit(model, datamodule=ClassificationDataModule())
     assert trainer.progress_bar_metrics["train/loss"] == pytest.approx(model.batches["train"][0][0])
+
+
+def test_the_logger_gets_the_full_config_of_the_run(tmp_path):
+    config = PROJECT_ROOT / "configs" / "default.yaml"
+    args = [f"--config={config}", f"--trainer.default_root_dir={tmp_path}", *FAST]
+    cli = create_cli(args, run=False)
+    logger = RecordingLogger()
+    cli.trainer.loggers = [logger]
+    cli.trainer.fit(cli.model, datamodule=cli.datamodule)
+    logged = logger.hyperparams
+    assert logged["seed_everything"] == 42
+    assert logged["trainer"]["max_epochs"] == 1
+    assert logged["model"]["optimizer"]["init_args"]["lr"] == 0.003
+    assert logged["model"]["scheduler"]["init_args"]["T_max"] == 20
+    assert logged["hidden_dim"] == 1024  # and Lightning's own: the model's hyperparameters

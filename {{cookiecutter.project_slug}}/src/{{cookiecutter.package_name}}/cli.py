@@ -45,7 +45,9 @@ class SaveConfigToRunDirectory(SaveConfigCallback):
 
     Lightning's default writes to ``trainer.log_dir``, which for W&B is shared by every run, so
     the second run stopped on "config.yaml already exists". Every run here has its own folder,
-    and a profiler report (configs/profile.yaml) goes there too, for the same reason.
+    and a profiler report (configs/profile.yaml) goes there too, for the same reason. The logger
+    gets the same config (W&B's run config; hparams.yaml for CSV and TensorBoard), beside the
+    model's and data's hyperparameters that Lightning logs.
     """
 
     def setup(self, trainer: Trainer, pl_module: LightningModule, stage: str) -> None:
@@ -59,6 +61,9 @@ class SaveConfigToRunDirectory(SaveConfigCallback):
             self.parser.save(
                 self.config, run_dir / self.config_filename, skip_none=False, overwrite=True
             )
+            config = json.loads(self.parser.dump(self.config, format="json"))
+            for logger in trainer.loggers:
+                logger.log_hyperparams(config)
         self.already_saved = True
 
 
