@@ -4,6 +4,7 @@ import pytest
 import torch
 from jsonargparse import Namespace
 from lightning.pytorch.plugins.io import AsyncCheckpointIO
+from lightning.pytorch.utilities import rank_zero_only
 
 from {{ cookiecutter.package_name }}.checkpointing import (
     AtomicCheckpointIO,
@@ -108,12 +109,15 @@ def test_resuming_names_every_setting_that_differs_from_the_checkpoint(capsys):
     assert "with T_max=20" in notes[3]
 
 
-def test_a_run_without_a_logger_does_not_replace_another_runs_checkpoints(tmp_path):
+def test_a_run_without_a_logger_does_not_replace_another_runs_checkpoints(tmp_path, monkeypatch):
     config = Namespace(trainer=Namespace(logger=False, default_root_dir=str(tmp_path)))
     check_no_run_is_overwritten(config)  # an empty folder: the run may start
     (tmp_path / "checkpoints").mkdir()
     (tmp_path / "checkpoints" / "last.ckpt").write_bytes(b"another run's")
     with pytest.raises(CheckpointError, match=f"'{tmp_path}', which holds another run's"):
         check_no_run_is_overwritten(config)
+    # DDP: process 0 checked before starting the others, which may already see its own files.
+    monkeypatch.setattr(rank_zero_only, "rank", 1)
+    check_no_run_is_overwritten(config)
     config.trainer.logger = Namespace(class_path="lightning.pytorch.loggers.CSVLogger")
     check_no_run_is_overwritten(config)  # a logger gives each run its own folder

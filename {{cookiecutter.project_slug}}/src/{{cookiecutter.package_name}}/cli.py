@@ -293,6 +293,8 @@ def check_no_run_is_overwritten(config) -> None:
     run's ``config.yaml`` and ``checkpoints/last.ckpt`` would be replaced."""
     if config.trainer.logger is not False:
         return  # each run gets <save_dir>/<name>/<version>/
+    if rank_zero_only.rank > 0:
+        return  # process 0 checked before it started the others, which may find its files
     folder = Path(config.trainer.default_root_dir)
     if (folder / "config.yaml").exists() or (folder / "checkpoints" / "last.ckpt").exists():
         raise CheckpointError(
