@@ -87,8 +87,11 @@ def test_predict_writes_one_class_per_test_sample(default_run, tmp_path):
 def test_fit_with_ckpt_path_last_continues_the_run_in_its_folder(tmp_path):
     args = ["fit", "--config=configs/default.yaml", f"--trainer.default_root_dir={tmp_path}", *FAST]
     train(*args)
-    train(*args, "--trainer.max_epochs=2", "--ckpt_path=last")
     [run] = run_folders(tmp_path)
+    refused = train(*args, "--model.hidden_dim=32", "--ckpt_path=last", check=False)
+    assert "does not fit the configured model" in refused.stderr
+    assert not list(run.glob("config-*.yaml"))  # a refused resume leaves the run as it was
+    train(*args, "--trainer.max_epochs=2", "--ckpt_path=last")
     resumed = torch.load(run / "checkpoints" / "last.ckpt", weights_only=True)
     assert (resumed["epoch"], resumed["global_step"]) == (1, 6)  # two epochs of 3 steps
     # The first part's config is kept beside the continued run's, not overwritten.

@@ -125,6 +125,8 @@ class TrainCLI(LightningCLI):
         ckpt_path = self.config[self.subcommand].ckpt_path
         if ckpt_path is not None:
             check_checkpoint_fits(self.model, ckpt_path)
+            if self.subcommand == "fit":  # only now, with the checkpoint found usable
+                keep_earlier_files(run_directory(self.trainer))
 
     def before_fit(self) -> None:
         """State, once, what one optimizer step sees: it changes with the number of processes."""
@@ -335,7 +337,6 @@ def continue_in_run_folder(config) -> None:
         init_args.id = run_folder.name
     else:
         init_args.version = run_folder.name
-    keep_earlier_files(run_folder)
 
 
 @rank_zero_only
