@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from lightning.fabric.plugins.environments.lightning import find_free_network_port
 
 from .conftest import (
     FAST,
@@ -123,6 +124,10 @@ def test_slurm_script_srun_line_runs_with_slurms_variables(tmp_path):
         "SLURM_NTASKS": "2",
         "SLURM_NTASKS_PER_NODE": "2",
         "SLURM_SUBMIT_DIR": str(PROJECT_ROOT),
+        # Lightning derives the port from SLURM_JOB_ID: suites running at the same moment (the
+        # template's CI runs several bakes in parallel) would meet on it. A free one, as srun's
+        # jobs have distinct ids.
+        "MASTER_PORT": str(find_free_network_port()),
     }
     ranks = [
         ["bash", "-c", command, "slurm", *extra, f"--trainer.default_root_dir={tmp_path}"]
@@ -149,7 +154,11 @@ def run_ranks(commands: list[list[str]], env: dict[str, str], per_rank=None) -> 
         )
         for rank, command in enumerate(commands)
     ]
-    outputs = [process.communicate(timeout=600)[0] for process in processes]
+    try:
+        outputs = [process.communicate(timeout=600)[0] for process in processes]
+    finally:
+        for process in processes:
+            process.kill()  # after a timeout or a failure: leave no process waiting for its peer
     for process, output in zip(processes, outputs, strict=True):
         assert process.returncode == 0, output[-4000:]
     return outputs
