@@ -113,8 +113,8 @@ def load_checkpoint(ckpt_path: str | Path) -> dict:
         ) from None
 
 
-def check_checkpoint_fits(model: torch.nn.Module, ckpt_path: str | Path) -> None:
-    """Raise ``CheckpointError`` naming every key or shape that differs."""
+def check_checkpoint_fits(model: torch.nn.Module, ckpt_path: str | Path) -> dict:
+    """Raise ``CheckpointError`` naming every key or shape that differs; return the checkpoint."""
     checkpoint = load_checkpoint(ckpt_path)
     if "state_dict" not in checkpoint:
         raise CheckpointError(
@@ -137,3 +137,4 @@ def check_checkpoint_fits(model: torch.nn.Module, ckpt_path: str | Path) -> None
             f"{'; '.join(sorted(problems))}. Use the config the checkpoint was trained with "
             "(its run folder holds config.yaml)."
         )
+    return checkpoint

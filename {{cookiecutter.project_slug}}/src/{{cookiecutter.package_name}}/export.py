@@ -5,11 +5,7 @@ from pathlib import Path
 
 import torch
 
-from {{ cookiecutter.package_name }}.checkpointing import (
-    CheckpointError,
-    check_checkpoint_fits,
-    load_checkpoint,
-)
+from {{ cookiecutter.package_name }}.checkpointing import CheckpointError, check_checkpoint_fits
 from {{ cookiecutter.package_name }}.cli import create_cli
 
 
@@ -42,8 +38,8 @@ def export_checkpoint(
         args = ["--config", str(config), "--trainer.logger=false"]
         cli = create_cli([*args, f"--trainer.default_root_dir={scratch}"], run=False)
     model, data = cli.model, cli.datamodule
-    check_checkpoint_fits(model, ckpt_path)
-    model.load_state_dict(load_checkpoint(ckpt_path)["state_dict"])
+    checkpoint = check_checkpoint_fits(model, ckpt_path)  # loaded once: checked, then used
+    model.load_state_dict(checkpoint["state_dict"])
     network = model.net.eval()
     x, _ = next(iter(data.test_dataloader()))  # (batch, *features), as the network was trained
 
